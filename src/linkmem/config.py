@@ -1,0 +1,223 @@
+"""Typed settings and the one pure function that merges their layers.
+
+Precedence, lowest to highest: dataclass defaults, the config file
+(``$LINKMEM_HOME/config.toml`` or an explicit path), environment variables, explicit keyword
+arguments. Importing linkmem writes nothing anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from linkmem.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class RetrievalConfig:
+    """Every constant of the retrieval algorithm, with the reason for its default."""
+
+    #: Dense and keyword candidates fetched per search: max(pool_factor * top_k, pool_min).
+    pool_factor: int = 4
+    pool_min: int = 60
+    #: Weight of the dense cosine (clamped at 0) in the fused score.
+    dense_weight: float = 1.0
+    #: Weight of the squashed BM25 score in the fused score.
+    bm25_weight: float = 1.0
+    #: BM25 term-frequency saturation and length normalisation (the standard values).
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+    #: Sigmoid that maps raw BM25 to 0..1: midpoint = base + per_term * min(n_terms, cap).
+    #: A longer query accumulates more raw score, so its midpoint moves right.
+    bm25_midpoint_base: float = 3.0
+    bm25_midpoint_per_term: float = 1.0
+    bm25_midpoint_cap: int = 12
+    #: Steepness = bm25_steepness / sqrt(n_terms): long queries spread raw scores wider.
+    bm25_steepness: float = 1.0
+    #: Entities taken from a query (after dedup).
+    max_query_entities: int = 8
+    #: Entity-store search per query entity: top k, minimum cosine (a boost is not a merge).
+    entity_search_k: int = 500
+    entity_search_min_similarity: float = 0.5
+    #: Boost = similarity * entity_boost_weight * 1 / (1 + entity_link_decay * (n_linked - 1)^2).
+    entity_boost_weight: float = 0.5
+    entity_link_decay: float = 0.001
+    #: Write path: an entity with no exact key match merges into one at least this similar.
+    entity_merge_similarity: float = 0.95
+    #: Entities kept per memory (the extractor's order, i.e. text order).
+    max_entities_per_memory: int = 32
+
+    @property
+    def max_score(self) -> float:
+        """The fused score is divided by this fixed total so it lies in 0..1."""
+        return self.dense_weight + self.bm25_weight + self.entity_boost_weight
+
+
+@dataclass(frozen=True)
+class EmbedderSettings:
+    provider: str = "onnx"
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    dim: int | None = None
+
+
+@dataclass(frozen=True)
+class SQLiteSettings:
+    path: str | None = None  # None: <home>/memory.db
+
+
+@dataclass(frozen=True)
+class PostgresSettings:
+    dsn: str | None = None
+    pool_min: int = 1
+    pool_max: int = 8
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: str = ""
+    store: str = "sqlite"
+    collection: str = "memories"
+    sqlite: SQLiteSettings = field(default_factory=SQLiteSettings)
+    postgres: PostgresSettings = field(default_factory=PostgresSettings)
+    embedder: EmbedderSettings = field(default_factory=EmbedderSettings)
+    #: spaCy pipeline name tried before the defaults (None: en_core_web_sm, then the re-upload).
+    spacy_pipeline: str | None = None
+    #: Entity linking on writes and boosts on reads.
+    entities: bool = True
+    max_text_chars: int = 20_000
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+
+    @property
+    def sqlite_path(self) -> Path:
+        return Path(self.sqlite.path) if self.sqlite.path else Path(self.home) / "memory.db"
+
+
+#: Environment variables and the settings they set (dotted path into ``Settings``).
+ENV_VARS: dict[str, str] = {
+    "LINKMEM_STORE": "store",
+    "LINKMEM_DB": "sqlite.path",
+    "LINKMEM_PG_DSN": "postgres.dsn",
+    "LINKMEM_EMBEDDER": "embedder.provider",
+    "LINKMEM_EMBEDDER_MODEL": "embedder.model",
+    "LINKMEM_EMBEDDER_BASE_URL": "embedder.base_url",
+    "LINKMEM_EMBEDDER_API_KEY": "embedder.api_key",
+    "LINKMEM_SPACY_PIPELINE": "spacy_pipeline",
+    "LINKMEM_COLLECTION": "collection",
+}
+
+
+def default_home(env: Mapping[str, str]) -> str:
+    """``$LINKMEM_HOME``, else the per-user data folder (XDG on Linux)."""
+    if env.get("LINKMEM_HOME"):
+        return env["LINKMEM_HOME"]
+    xdg = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local/share")
+    return str(Path(xdg) / "linkmem")
+
+
+def resolve_settings(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    config_file: str | Path | None = None,
+) -> Settings:
+    """Merge defaults < config file < environment < ``overrides`` into one ``Settings``.
+
+    ``overrides`` and the config file use dotted or nested keys: ``{"sqlite.path": ...}`` or
+    ``{"sqlite": {"path": ...}}``.
+    """
+    env = os.environ if env is None else env
+    home = default_home(env)
+    layers: list[dict[str, Any]] = [{"home": home}]
+    path = Path(config_file) if config_file else Path(home) / "config.toml"
+    if config_file or path.is_file():
+        layers.append(_flatten(_read_toml(path)))
+    layers.append({dotted: env[name] for name, dotted in ENV_VARS.items() if env.get(name)})
+    layers.append(_flatten(dict(overrides or {})))
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged.update(layer)
+    return _build(Settings, merged, "")
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as e:
+        raise ConfigError(f"config file {path} does not exist; create it or drop --config") from e
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"config file {path} is not valid TOML: {e}") from e
+
+
+def _flatten(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in values.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, dotted + "."))
+        elif hasattr(value, "__dataclass_fields__"):
+            flat.update(_flatten(_dataclass_items(value), dotted + "."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _dataclass_items(obj: Any) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+
+
+def _build(cls: type, flat: dict[str, Any], prefix: str) -> Any:
+    known = {f.name: f for f in fields(cls)}
+    for dotted in flat:
+        if dotted.startswith(prefix):
+            head = dotted[len(prefix) :].split(".", 1)[0]
+            if head not in known:
+                valid = ", ".join(sorted(prefix + k for k in known))
+                raise ConfigError(f"unknown setting {dotted!r}; valid settings here: {valid}")
+    kwargs: dict[str, Any] = {}
+    for name, f in known.items():
+        nested_type = _nested_dataclass(cls, name)
+        if nested_type is not None:
+            kwargs[name] = _build(nested_type, flat, f"{prefix}{name}.")
+        elif prefix + name in flat:
+            kwargs[name] = _coerce(flat[prefix + name], f, prefix + name)
+    return cls(**kwargs)
+
+
+_NESTED = {
+    "sqlite": SQLiteSettings,
+    "postgres": PostgresSettings,
+    "embedder": EmbedderSettings,
+    "retrieval": RetrievalConfig,
+}
+
+
+def _nested_dataclass(cls: type, name: str) -> type | None:
+    return _NESTED.get(name) if cls is Settings else None
+
+
+def _coerce(value: Any, f: Any, dotted: str) -> Any:
+    """Environment values arrive as strings; turn them into the field's declared type."""
+    declared = str(f.type)
+    if not isinstance(value, str) or declared.startswith("str"):
+        return value
+    try:
+        if declared == "bool":
+            return value.strip().lower() in {"1", "true", "yes", "on"}
+        if declared.startswith("int"):
+            return int(value)
+        if declared == "float":
+            return float(value)
+    except ValueError as e:
+        raise ConfigError(f"setting {dotted} must be a {declared}, got {value!r}") from e
+    return value
+
+
+def with_retrieval(settings: Settings, **changes: Any) -> Settings:
+    """A copy of ``settings`` with some retrieval constants changed (used by ablations)."""
+    return replace(settings, retrieval=replace(settings.retrieval, **changes))

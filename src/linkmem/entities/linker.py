@@ -1,0 +1,107 @@
+"""Write path: extract entities of a batch of memories, dedup them, embed once, upsert, link."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from linkmem.config import RetrievalConfig
+from linkmem.embed.base import Embedder
+from linkmem.extract.base import EntityExtractor, ExtractedEntity
+from linkmem.store.base import NewEntity, Store
+from linkmem.types import Scope
+
+
+@dataclass(frozen=True)
+class LinkPlan:
+    """Entities of a batch, computed before the transaction (model work stays outside it)."""
+
+    per_memory: list[list[str]]  # entity keys of each memory, in text order
+    entities: dict[str, ExtractedEntity]  # unique key -> first occurrence
+    vectors: dict[str, np.ndarray]  # unique key -> embedding
+
+    @property
+    def empty(self) -> bool:
+        return not self.entities
+
+
+def plan_links(
+    texts: Sequence[str],
+    extractor: EntityExtractor,
+    embedder: Embedder,
+    config: RetrievalConfig,
+) -> LinkPlan:
+    """Extract every text's entities in one pass and embed the unique ones in one batch."""
+    extracted = extractor.extract_batch(list(texts))
+    unique: dict[str, ExtractedEntity] = {}
+    per_memory = []
+    for entities in extracted:
+        keys = []
+        for entity in entities[: config.max_entities_per_memory]:
+            unique.setdefault(entity.key, entity)
+            keys.append(entity.key)
+        per_memory.append(list(dict.fromkeys(keys)))
+    if not unique:
+        return LinkPlan(per_memory, {}, {})
+    vectors = embedder.embed_batch([e.text for e in unique.values()])
+    return LinkPlan(per_memory, unique, dict(zip(unique, vectors)))
+
+
+def apply_links(
+    store: Store, scope: Scope, memory_ids: Sequence[str], plan: LinkPlan, config: RetrievalConfig
+) -> int:
+    """Resolve each key to an entity of ``scope`` (exact key, else cosine >= merge threshold,
+    else a new row) and link the memories. Runs inside the caller's transaction."""
+    if plan.empty:
+        return 0
+    resolved = store.find_entities(scope, list(plan.entities))
+    unmatched = [k for k in plan.entities if k not in resolved]
+    resolved.update(_semantic_matches(store, scope, unmatched, plan, config))
+    new = _new_entities(scope, [k for k in unmatched if k not in resolved], plan, config)
+    resolved.update(_insert(store, new))
+    pairs = [(mid, resolved[key]) for mid, keys in zip(memory_ids, plan.per_memory) for key in keys]
+    store.link(list(dict.fromkeys(pairs)))
+    return len(pairs)
+
+
+def _semantic_matches(
+    store: Store, scope: Scope, keys: list[str], plan: LinkPlan, config: RetrievalConfig
+) -> dict[str, str]:
+    if not keys:
+        return {}
+    vectors = np.stack([plan.vectors[k] for k in keys])
+    nearest = store.nearest_entities(
+        scope, vectors, 1, config.entity_merge_similarity, exact_scope=True
+    )
+    return {key: hits[0][0] for key, hits in zip(keys, nearest) if hits}
+
+
+def _new_entities(
+    scope: Scope, keys: list[str], plan: LinkPlan, config: RetrievalConfig
+) -> list[tuple[str, NewEntity]]:
+    """New rows for ``keys``; a key within merge distance of an earlier new key of the same
+    batch becomes an alias of it instead of a second row."""
+    rows: list[tuple[str, NewEntity]] = []
+    kept: list[NewEntity] = []
+    for key in keys:
+        vector = plan.vectors[key]
+        twin = next(
+            (e for e in kept if float(e.vector @ vector) >= config.entity_merge_similarity), None
+        )
+        if twin is None:
+            entity = plan.entities[key]
+            twin = NewEntity(str(uuid.uuid4()), entity.text, key, entity.kind.value, scope, vector)
+            kept.append(twin)
+        rows.append((key, twin))
+    return rows
+
+
+def _insert(store: Store, rows: list[tuple[str, NewEntity]]) -> dict[str, str]:
+    if not rows:
+        return {}
+    unique = list({e.key: e for _, e in rows}.values())
+    ids = store.insert_entities(unique)
+    return {key: ids[entity.key] for key, entity in rows}

@@ -1,0 +1,103 @@
+"""``linkmem eval``: offline retrieval benchmarks. Mounted by the main CLI as a sub-app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from linkmem.eval.runner import ABLATIONS, DEFAULT_KS, run_locomo
+
+app = typer.Typer(
+    help="Offline retrieval evaluation (LoCoMo).",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+#: Where the LoCoMo dev split lives, relative to the current folder and to the repository.
+DEFAULT_DATA = Path("../shared/benchmarks/locomo/locomo-dev.json")
+_REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+@app.callback()
+def _main() -> None:
+    """Offline retrieval evaluation (LoCoMo)."""
+
+
+def default_data_candidates() -> list[Path]:
+    """The default data file resolved against the current folder, then the repository root."""
+    return [Path.cwd() / DEFAULT_DATA, _REPO_ROOT / DEFAULT_DATA]
+
+
+def resolve_data(data: Path | None) -> Path:
+    """The data file to read; exits with code 2 and a message on stderr when it is absent."""
+    candidates = [data] if data is not None else default_data_candidates()
+    for path in candidates:
+        if path.is_file():
+            return path.resolve()
+    tried = ", ".join(str(p) for p in candidates)
+    typer.echo(
+        f"LoCoMo data not found (tried {tried}). The data is not shipped with linkmem "
+        "(CC BY-NC 4.0, evaluation only); pass the path of locomo-dev.json with --data.",
+        err=True,
+    )
+    raise typer.Exit(code=2)
+
+
+def parse_ks(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        ks = ()
+    if not ks or min(ks) < 1:
+        raise typer.BadParameter(f"expected positive integers like 1,5,10, got {text!r}")
+    return ks
+
+
+def parse_ablations(values: list[str] | None) -> list[str]:
+    if not values:
+        return list(ABLATIONS)
+    names = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    unknown = [n for n in names if n not in ABLATIONS]
+    if unknown or not names:
+        raise typer.BadParameter(
+            f"unknown ablation(s) {', '.join(unknown)}; choose from {', '.join(ABLATIONS)}"
+        )
+    return names
+
+
+@app.command()
+def locomo(
+    data: Path | None = typer.Option(
+        None, "--data", help=f"LoCoMo JSON file [default: {DEFAULT_DATA}, from here or the repo]"
+    ),
+    k: str = typer.Option(",".join(map(str, DEFAULT_KS)), "--k", help="Cut-offs, comma list."),
+    ablation: list[str] | None = typer.Option(
+        None, "--ablation", help=f"Repeatable or comma list [default: {', '.join(ABLATIONS)}]."
+    ),
+    out: Path | None = typer.Option(None, "--out", help="Write the full result as JSON here."),
+    limit_conversations: int | None = typer.Option(
+        None, "--limit-conversations", min=1, help="Only the first N conversations."
+    ),
+) -> None:
+    """Recall@k of the evidence turns per category, for each retrieval ablation."""
+    from linkmem.eval.report import print_report
+
+    path = resolve_data(data)
+    ks = parse_ks(k)
+    names = parse_ablations(ablation)
+    result = run_locomo(
+        path,
+        ks=ks,
+        ablations=names,
+        out=out,
+        limit_conversations=limit_conversations,
+        progress=lambda message: typer.echo(message, err=True),
+    )
+    print_report(result)
+    if out is not None:
+        typer.echo(f"wrote {out}", err=True)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,191 @@
+"""Word lists used by the extraction rules (all lower-case; written for linkmem).
+
+Each list is a frozenset so lookups are O(1) and nothing can mutate it at run time.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: spaCy NER labels that name something worth linking.
+KEEP_LABELS: frozenset[str] = frozenset(
+    {
+        "PERSON",
+        "ORG",
+        "GPE",
+        "LOC",
+        "FAC",
+        "PRODUCT",
+        "WORK_OF_ART",
+        "EVENT",
+        "NORP",
+        "LAW",
+        "LANGUAGE",
+    }
+)
+
+#: spaCy NER labels for amounts, dates and times: never entities, and their tokens are
+#: kept out of name spans and topics.
+REJECT_LABELS: frozenset[str] = frozenset(
+    {"DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"}
+)
+
+#: Nouns with no content of their own. A trailing one is dropped from a noun phrase
+#: ("machine learning stuff" gives "machine learning"); what is left must still be a
+#: compound of two or more words.
+EMPTY_HEADS: frozenset[str] = frozenset(
+    """
+    thing things stuff way ways kind kinds sort sorts type types lot lots bit bits
+    piece pieces part parts aspect aspects something anything everything nothing
+    one ones someone everyone anyone somebody everybody anybody
+    """.split()
+)
+
+#: Broad nouns that make a topic only with a noun in front of them ("business idea",
+#: "hiking experience"), never with an adjective alone ("great time", "rainy day").
+GENERIC_HEADS: frozenset[str] = frozenset(
+    """
+    idea ideas time times day days week weeks month months year years moment period
+    place places spot location point points end side case fact example instance
+    situation experience result results outcome level number amount total range size
+    method approach process step steps option options choice feature features
+    issue issues problem problems question questions answer topic subject matter area
+    info information data content work job task tasks activity item items detail
+    details style color colour version form shape list set group series reason
+    purpose goal need needs plan plans change changes update updates tool tools
+    people person folks guy guys man men woman women
+    """.split()
+)
+
+#: Words naming the participants of an agent conversation, or the conversation itself:
+#: never an entity on their own ("the user", "my assistant", "Memory").
+GENERIC_ROLES: frozenset[str] = frozenset(
+    """
+    user users assistant assistants agent agents bot bots chatbot model
+    customer customers client clients person people human humans individual
+    memory memories message messages conversation conversations chat chats
+    session sessions system systems operator admin
+    """.split()
+)
+
+#: Capitalised words that head lists, notes and chat replies rather than name anything.
+GENERIC_SINGLES: frozenset[str] = frozenset(
+    """
+    note notes summary overview details detail tips tip ideas idea steps step features
+    feature pros cons examples example todo to-do update updates reminder reminders
+    question questions answer answers issue issues important warning info yes no ok okay
+    hi hello hey thanks thank please sorry sure great top bottom first last next
+    asap fyi btw imo imho lol tbh tbd eta faq aka diy etc vs n/a
+    """.split()
+)
+
+#: Adjectives (and a few circumstantial nouns) that describe without specifying; they are
+#: dropped from topics, which need a modifier outside this list ("Italian food" yes,
+#: "great time" and "side project" no).
+VAGUE_ADJECTIVES: frozenset[str] = frozenset(
+    """
+    good bad great best better worse worst nice fine awesome amazing excellent terrible
+    awful wonderful fantastic lovely perfect poor horrible cool fun funny boring
+    interesting exciting favorite favourite beloved preferred usual typical normal
+    regular standard common general overall specific particular certain various
+    different similar same other another such own whole entire full total complete
+    main major minor key important essential basic simple easy hard difficult tough
+    big small large little huge tiny long short high low tall deep wide narrow
+    new old recent latest current former previous upcoming future past early late
+    first last next final initial second third prior later earlier
+    many much few several some more most less least enough numerous multiple single
+    real true actual possible likely potential probable sure clear obvious
+    quick slow fast busy free open available ready able unable happy sad glad
+    strong weak nearby near far top bottom additional extra further various
+    serious lot kinda sorta quite very really pretty annual daily weekly monthly
+    top side bottom only everyday such own
+    """.split()
+)
+
+#: Leading words stripped from a name span or entity ("the UK" -> "UK", "Dr. Patel" ->
+#: "Patel", "my Max" -> "Max").
+LEADING_STRIP: frozenset[str] = frozenset(
+    """
+    the a an this that these those my our your his her their its
+    dr dr. mr mr. mrs mrs. ms ms. mx mx. prof prof. sir madam dame
+    """.split()
+)
+
+#: Courtesy titles; never an entity on their own.
+TITLES: frozenset[str] = frozenset(
+    "dr dr. mr mr. mrs mrs. ms ms. mx mx. prof prof. sir madam dame st st.".split()
+)
+
+#: Lower-case words allowed between two capitalised words of one name ("Bank of
+#: America", "Johnson & Johnson", "Ludwig van Beethoven").
+NAME_CONNECTORS: frozenset[str] = frozenset(
+    "of the for in & de da del della di van von der le la du".split()
+)
+
+#: Month and weekday names: a name only when nothing around them reads as a date.
+CALENDAR_WORDS: frozenset[str] = frozenset(
+    """
+    january february march april may june july august september october november
+    december jan feb mar apr jun jul aug sep sept oct nov dec
+    monday tuesday wednesday thursday friday saturday sunday
+    """.split()
+)
+
+#: Words that, before a calendar word, make it a date ("in May", "next Friday").
+TEMPORAL_CUES: frozenset[str] = frozenset(
+    """
+    in on by since until till before after during next last this every early late mid
+    from through throughout each past coming until around
+    """.split()
+)
+
+#: First words of a quotation that is reported speech rather than a title or a term.
+SPEECH_STARTS: frozenset[str] = frozenset(
+    """
+    i i'm i'll i've i'd i’m i’ll i’ve i’d you you're you’re we we're we’re we'll we’ll
+    he he's he’s she she's she’s they they're they’re it's it’s let's let’s please
+    """.split()
+)
+
+#: Dotted abbreviations that are prose, not code ("e.g", "Ph.D").
+DOTTED_PROSE: frozenset[str] = frozenset("e.g i.e a.m p.m ph.d u.s u.k et.al etc.al".split())
+
+# ------------------------------------------------------------------ shapes of text
+# Regular expressions are kept here with the word lists: they are the "lexicon" of
+# code-like and quoted text. Each identifier shape is (name, pattern); when a pattern has
+# a group, the group is the identifier. Earlier shapes win where matches overlap.
+
+IDENTIFIER_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern))
+    for name, pattern in (
+        ("url", r"\bhttps?://[^\s<>\"'`]+"),
+        ("email", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+        ("backtick", r"`([^`\s]{2,80})`"),
+        ("uuid", r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b"),
+        ("path", r"(?<![\w/.~])(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+"),
+        ("ticket", r"\b[A-Z][A-Z0-9]{1,9}-\d+\b"),
+        ("issue", r"(?<![\w&#])#\d+\b"),
+        ("version", r"(?<![\w.])v\d+(?:\.\d+)*(?:-[0-9A-Za-z]+)?\b"),
+        ("version", r"(?<![\w.])\d+(?:\.\d+){2,}(?:-[0-9A-Za-z]+)?\b"),
+        ("dunder", r"(?<!\w)__[A-Za-z]\w*__(?!\w)"),
+        ("dotted", r"(?<![\w.@/-])[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+"),
+        ("snake", r"(?<![\w.])_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*(?!\w)"),
+        ("camel", r"(?<![\w.])[a-z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"),
+        ("pascal", r"(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,}(?!\w)"),
+        ("call", r"(?<![\w.])([A-Za-z_]\w*)\(\)"),
+    )
+)
+
+#: Quotation shapes; group 1 is the quoted text. A straight or curly single quote opens
+#: only after a space or bracket and closes only before a non-letter, and an apostrophe
+#: between two letters is part of the text, so "don't" and "Max's" never open a quote.
+QUOTE_SHAPES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r'"([^"\n]{1,200})"',
+        r"“([^“”\n]{1,200})”",
+        r"«([^«»\n]{1,200})»",
+        r"(?:^|(?<=[\s(\[{,;:]))'((?:[^'\n]|(?<=\w)'(?=\w))+?)'(?!\w)",
+        r"‘((?:[^‘’\n]|(?<=\w)’(?=\w))+?)’(?!\w)",
+    )
+)

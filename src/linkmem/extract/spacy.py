@@ -1,0 +1,121 @@
+"""The default entity extractor: a spaCy pipeline plus linkmem's rules."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from linkmem.errors import ConfigError
+from linkmem.extract.base import EntityKind, ExtractedEntity, normalise_key
+from linkmem.extract.lexicon import LEADING_STRIP
+from linkmem.extract.pipeline import lemmatizer_for, load_pipeline, pipeline_info
+from linkmem.extract.rules import IDENT, NER, QUOTE, Candidate, candidates, overlaps
+
+
+class SpacyEntityExtractor:
+    """Finds PROPER, QUOTED, TOPIC and IDENTIFIER entities with spaCy and rules.
+
+    The pipeline is loaded (once per process) when the extractor is built, so a missing
+    pipeline fails at startup with :class:`~linkmem.errors.ModelUnavailable`.
+    """
+
+    def __init__(
+        self,
+        pipeline: str | None = None,
+        batch_size: int = 64,
+        max_entities_per_text: int = 32,
+    ) -> None:
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
+        if max_entities_per_text < 1:
+            raise ConfigError(
+                f"max_entities_per_text must be at least 1, got {max_entities_per_text}"
+            )
+        self.batch_size = batch_size
+        self.max_entities_per_text = max_entities_per_text
+        self._nlp = load_pipeline(pipeline)
+        self._lemmatize = lemmatizer_for(self._nlp)
+        self._lock = threading.Lock()
+        info = pipeline_info(pipeline)
+        self.description = (
+            f"spaCy {info['spacy_version']} pipeline {info['name']} {info['version']}"
+        )
+
+    def extract(self, text: str) -> list[ExtractedEntity]:
+        """The entities of one text (see :meth:`extract_batch`)."""
+        return self.extract_batch([text])[0]
+
+    def extract_batch(self, texts: Sequence[str]) -> list[list[ExtractedEntity]]:
+        """One list per text, deduplicated by key, in text order; one ``nlp.pipe`` pass."""
+        results: list[list[ExtractedEntity]] = [[] for _ in texts]
+        todo = [(i, t[: self._nlp.max_length]) for i, t in enumerate(texts) if t and t.strip()]
+        if not todo:
+            return results
+        with self._lock:  # a spaCy Language is not documented as safe to share
+            docs = list(self._nlp.pipe([t for _, t in todo], batch_size=self.batch_size))
+        for (i, text), doc in zip(todo, docs, strict=True):
+            found = resolve(candidates(doc, text, self._lemmatize))
+            results[i] = [ExtractedEntity(c.text, c.kind) for c in self._cap(found)]
+        return results
+
+    def _cap(self, found: list[Candidate]) -> list[Candidate]:
+        if len(found) <= self.max_entities_per_text:
+            return found
+        best = sorted(found, key=lambda c: (c.priority, c.start))[: self.max_entities_per_text]
+        return sorted(best, key=lambda c: (c.start, c.end))
+
+
+def resolve(found: list[Candidate]) -> list[Candidate]:
+    """One candidate per span, one per key, in text order.
+
+    Sources rank NER > identifier > name span > quote > topic, longer spans first; a
+    multi-word topic may contain a proper name when it adds words ("AI safety" next to
+    "AI"). An NER entity overlapping an identifier is dropped (the NER mislabels code). A
+    short quote is a boundary the writer drew: an NER entity or identifier covering the
+    whole quote wins, anything else inside it defers to the quote.
+    """
+    found = _defer_to_quotes(_drop_ner_on_code(found))
+    accepted: list[Candidate] = []
+    for cand in sorted(found, key=lambda c: (c.priority, c.start - c.end, c.start)):
+        if all(_compatible(cand, other) for other in accepted):
+            accepted.append(cand)
+    accepted.sort(key=lambda c: (c.start, c.end))
+    seen: set[str] = set()
+    unique = []
+    for cand in accepted:
+        if cand.key not in seen:
+            seen.add(cand.key)
+            unique.append(cand)
+    return unique
+
+
+def _inside(a: Candidate, b: Candidate) -> bool:
+    return b.start <= a.start and a.end <= b.end
+
+
+def _compatible(cand: Candidate, other: Candidate) -> bool:
+    if not overlaps(cand, other):
+        return True
+    widens = cand.end - cand.start > other.end - other.start and _inside(other, cand)
+    return cand.kind is EntityKind.TOPIC and other.kind is EntityKind.PROPER and widens
+
+
+def _drop_ner_on_code(found: list[Candidate]) -> list[Candidate]:
+    code = [c for c in found if c.priority == IDENT]
+    return [c for c in found if c.priority != NER or not any(overlaps(c, i) for i in code)]
+
+
+def _defer_to_quotes(found: list[Candidate]) -> list[Candidate]:
+    quotes = [c for c in found if c.priority == QUOTE]
+    return [c for c in found if not any(_defers_to(c, q) for q in quotes)]
+
+
+def _defers_to(cand: Candidate, quote: Candidate) -> bool:
+    if cand.priority in (QUOTE, IDENT) or not _inside(cand, quote):
+        return False
+    return cand.priority != NER or _core(cand.text) != _core(quote.text)
+
+
+def _core(text: str) -> str:
+    words = normalise_key(text).split()
+    return " ".join(words[1:] if words and words[0] in LEADING_STRIP else words)

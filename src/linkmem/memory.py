@@ -1,0 +1,301 @@
+"""The ``Memory`` façade: the one core that the CLI, REST and MCP shells call."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from linkmem import validation as v
+from linkmem.components import LazyExtractor, build_embedder, describe
+from linkmem.config import Settings, resolve_settings
+from linkmem.embed.base import Embedder
+from linkmem.entities.inspect import EntityInspection
+from linkmem.entities.linker import apply_links, plan_links
+from linkmem.errors import ConfigError, EmbedderMismatch, NotFound
+from linkmem.extract.base import EntityExtractor
+from linkmem.filters import parse_filters
+from linkmem.rank.terms import terms, terms_batch
+from linkmem.search import SearchRequest, Signals, run_search
+from linkmem.store.base import NewMemory, Store
+from linkmem.store.registry import open_store
+from linkmem.types import HistoryEvent, MemoryRecord, Scope
+
+Result = dict[str, Any]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Memory(EntityInspection):
+    """Long-term memory for agents: add, search, get, update, delete, with entity linking.
+
+    ``Memory()`` stores in the per-user data folder; ``Memory("memory.db")`` in that file;
+    any setting can be given as a keyword (``store="postgres"``, ``postgres={"dsn": ...}``).
+    """
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        embedder: Embedder | None = None,
+        extractor: EntityExtractor | None = None,
+        config_file: str | Path | None = None,
+        **settings: Any,
+    ) -> None:
+        if path is not None:
+            settings["sqlite.path"] = str(path)
+        self.settings: Settings = resolve_settings(settings, config_file=config_file)
+        self.embedder = embedder or build_embedder(self.settings)
+        self.extractor: EntityExtractor | None = None
+        if self.settings.entities:
+            self.extractor = extractor or LazyExtractor(self.settings)
+        self.store: Store = open_store(self.settings, self.embedder.dim)
+        self._check_embedder()
+
+    def _check_embedder(self) -> None:
+        stored = self.store.get_meta("embedder")
+        current = f"{self.embedder.model_id}/{self.embedder.dim}"
+        if stored is None:
+            self.store.set_meta("embedder", current)
+        elif stored != current:
+            self.store.close()
+            raise EmbedderMismatch(
+                f"this store was written with embedder {stored} but {current} is configured; "
+                "configure the same embedder or use another store path/collection"
+            )
+
+    # writes ----------------------------------------------------------------------------------
+    def add(
+        self,
+        messages: Any,
+        *,
+        user_id: Any = None,
+        agent_id: Any = None,
+        run_id: Any = None,
+        metadata: Mapping[str, Any] | None = None,
+        infer: bool = False,
+    ) -> Result:
+        """Remember a text, a message dict or a list of messages (each non-system message is
+        one memory). The whole call is one embedding batch and one transaction."""
+        return self.add_batch(
+            [messages], user_id=user_id, agent_id=agent_id, run_id=run_id,
+            metadata=[metadata], infer=infer,
+        )
+
+    def add_batch(
+        self,
+        items: Sequence[Any],
+        *,
+        user_id: Any = None,
+        agent_id: Any = None,
+        run_id: Any = None,
+        metadata: Sequence[Mapping[str, Any] | None] | None = None,
+        infer: bool = False,
+    ) -> Result:
+        """Add many items (each as ``add`` takes it) in one scope, with per-item metadata."""
+        if infer:
+            raise ConfigError("infer=True needs an LLM, and none is configured; use infer=False")
+        scope = v.make_scope(user_id, agent_id, run_id)
+        metas = list(metadata) if metadata is not None else [None] * len(items)
+        if len(metas) != len(items):
+            raise v.InvalidInput("metadata must have one entry per item")
+        records = self._new_records(items, metas, scope)
+        self._write_new(records)
+        return {"results": [{**r.to_dict(), "event": "ADD"} for r in records]}
+
+    def _new_records(
+        self, items: Sequence[Any], metas: list[Any], scope: Scope
+    ) -> list[MemoryRecord]:
+        max_chars = self.settings.max_text_chars
+        parsed = [(v.normalise_messages(i, max_chars), v.validate_metadata(m))
+                  for i, m in zip(items, metas)]
+        start = _now()
+        records = []
+        for messages, meta in parsed:
+            for message in messages:
+                # Distinct microseconds keep the order of one batch in "newest first" listings.
+                at = (start + timedelta(microseconds=len(records))).isoformat()
+                records.append(MemoryRecord(
+                    str(uuid.uuid4()), message.content, scope, meta, at, at, message.role,
+                    message.name))
+        return records
+
+    def _write_new(self, records: list[MemoryRecord]) -> None:
+        texts = [r.text for r in records]
+        vectors = self.embedder.embed_batch(texts)
+        plan = self._plan(texts)
+        new = [NewMemory(r, vec, t) for r, vec, t in zip(records, vectors, terms_batch(texts))]
+        history = [HistoryEvent(r.id, "ADD", None, r.text, r.created_at, r.role, r.actor_id)
+                   for r in records]
+        with self.store.transaction():
+            self.store.put_memories(new)
+            if plan is not None:
+                apply_links(self.store, records[0].scope, [r.id for r in records], plan,
+                            self.settings.retrieval)
+            self.store.append_history(history)
+
+    def _plan(self, texts: list[str]):
+        if self.extractor is None:
+            return None
+        return plan_links(texts, self.extractor, self.embedder, self.settings.retrieval)
+
+    def update(
+        self,
+        memory_id: str,
+        text: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        user_id: Any = None,
+        agent_id: Any = None,
+        run_id: Any = None,
+    ) -> Result:
+        """Change a memory's text (re-embedded, re-indexed, re-linked) and/or merge metadata."""
+        old = self._get_in_scope(memory_id, user_id, agent_id, run_id)
+        if text is None and metadata is None:
+            raise v.InvalidInput("update needs text or metadata; pass at least one")
+        new_text = old.text if text is None else v.validate_text(text, self.settings.max_text_chars)
+        merged = {**old.metadata, **v.validate_metadata(metadata)}
+        at = _now().isoformat()
+        record = MemoryRecord(old.id, new_text, old.scope, merged, old.created_at, at, old.role,
+                              old.actor_id)
+        changed = new_text != old.text
+        vector = self.embedder.embed_batch([new_text])[0] if changed else None
+        plan = self._plan([new_text]) if changed else None
+        with self.store.transaction():
+            self.store.update_memory(record, vector, terms(new_text) if changed else None)
+            if changed:
+                touched = self.store.unlink_memories([old.id])
+                if plan is not None:
+                    apply_links(self.store, old.scope, [old.id], plan, self.settings.retrieval)
+                self.store.drop_orphan_entities(touched)
+            self.store.append_history([HistoryEvent(old.id, "UPDATE", old.text, new_text, at,
+                                                    old.role, old.actor_id)])
+        return {"results": [{**record.to_dict(), "event": "UPDATE"}]}
+
+    def delete(
+        self, memory_id: str, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
+    ) -> Result:
+        """Delete one memory, its links, and entities left with no links."""
+        record = self._get_in_scope(memory_id, user_id, agent_id, run_id)
+        self._delete_records([record])
+        return {"results": [{"id": record.id, "event": "DELETE"}]}
+
+    def delete_all(
+        self, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
+    ) -> Result:
+        """Delete every memory of a scope (at least one scope id is required)."""
+        scope = v.make_scope(user_id, agent_id, run_id)
+        with self.store.transaction():
+            records = self.store.get_memories(self.store.memory_ids(scope))
+            self._delete_records(records)
+        return {"results": [{"id": r.id, "event": "DELETE"} for r in records]}
+
+    def _delete_records(self, records: list[MemoryRecord]) -> None:
+        ids = [r.id for r in records]
+        at = _now().isoformat()
+        with self.store.transaction():
+            touched = self.store.unlink_memories(ids)
+            self.store.delete_memories(ids)
+            self.store.drop_orphan_entities(touched)
+            self.store.append_history([
+                HistoryEvent(r.id, "DELETE", r.text, None, at, r.role, r.actor_id)
+                for r in records])
+
+    def reset(self) -> None:
+        """Delete everything in this collection: memories, entities, links and history."""
+        self.store.reset()
+
+    # reads -----------------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: Any = None,
+        agent_id: Any = None,
+        run_id: Any = None,
+        filters: Mapping[str, Any] | None = None,
+        top_k: int = 10,
+        threshold: float | None = None,
+        explain: bool = False,
+        signals: Signals | None = None,
+    ) -> Result:
+        """Hybrid search (dense + BM25 + entity links) in a scope; ``threshold`` gates the
+        returned score; ``explain=True`` adds each score component."""
+        scope_kwargs, rest = v.lift_scope_from_filters(
+            filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+        request = SearchRequest(
+            query=v.validate_text(query, self.settings.max_text_chars, "query"),
+            scope=v.make_scope(**scope_kwargs),
+            top_k=v.validate_top_k(top_k),
+            filters=parse_filters(rest),
+            threshold=v.validate_threshold(threshold),
+            signals=signals or Signals(entities=self.extractor is not None),
+        )
+        extractor = self.extractor if request.signals.entities else None
+        hits = run_search(request, self.store, self.embedder, extractor, self.settings.retrieval)
+        return {"results": [h.to_dict(explain) for h in hits]}
+
+    def get(
+        self, memory_id: str, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
+    ) -> Result:
+        """One memory by id (checked against the scope when one is given)."""
+        return self._get_in_scope(memory_id, user_id, agent_id, run_id).to_dict()
+
+    def get_all(
+        self,
+        *,
+        user_id: Any = None,
+        agent_id: Any = None,
+        run_id: Any = None,
+        filters: Mapping[str, Any] | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> Result:
+        """A scope's memories, newest first."""
+        scope_kwargs, rest = v.lift_scope_from_filters(
+            filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+        scope = v.make_scope(**scope_kwargs)
+        records = self.store.list_memories(
+            scope, parse_filters(rest), v.validate_top_k(limit, "limit"), max(0, int(offset)))
+        return {"results": [r.to_dict() for r in records]}
+
+    def history(self, memory_id: str) -> Result:
+        """ADD / UPDATE / DELETE events of a memory, oldest first (kept after delete)."""
+        events = self.store.history(v.validate_memory_id(memory_id))
+        if not events:
+            raise NotFound(f"no memory or history with id {memory_id!r}")
+        return {"results": [e.to_dict() for e in events]}
+
+    def _get_in_scope(self, memory_id: Any, user_id: Any, agent_id: Any,
+                      run_id: Any) -> MemoryRecord:
+        memory_id = v.validate_memory_id(memory_id)
+        found = self.store.get_memories([memory_id])
+        scope = Scope(v.validate_scope_id("user_id", user_id),
+                      v.validate_scope_id("agent_id", agent_id),
+                      v.validate_scope_id("run_id", run_id))
+        if not found or not scope.contains(found[0].scope):
+            raise NotFound(f"no memory with id {memory_id!r} in this scope; check the id")
+        return found[0]
+
+    # lifecycle -------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """What ``linkmem doctor`` shows: store, models, pipelines, counts."""
+        info = self.store.info()
+        return {
+            "store": {"backend": info.backend, "location": info.location, **info.details},
+            "embedder": {"model": self.embedder.model_id, "dim": self.embedder.dim},
+            "entities": describe(self.extractor) if self.extractor else "disabled",
+        }
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""Scoring: pure functions for BM25, its squashing sigmoid, fusion and the entity boost."""

@@ -1,0 +1,45 @@
+"""BM25 as pure formulas, shared by every backend and by the tests that check SQL against it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+
+def idf(n_docs: int, doc_freq: int) -> float:
+    """Okapi IDF, kept positive: ln(1 + (N - df + 0.5) / (df + 0.5))."""
+    return math.log(1.0 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
+
+
+def term_score(tf: int, doc_len: int, avg_len: float, idf_value: float, k1: float, b: float) -> float:
+    norm = k1 * (1.0 - b + b * doc_len / avg_len) if avg_len > 0 else k1
+    return idf_value * tf * (k1 + 1.0) / (tf + norm)
+
+
+def score_document(
+    doc_terms: Mapping[str, int],
+    doc_len: int,
+    query: Sequence[str],
+    idfs: Mapping[str, float],
+    avg_len: float,
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> float:
+    """BM25 of one document (its term counts) for the unique ``query`` terms."""
+    return sum(
+        term_score(doc_terms[t], doc_len, avg_len, idfs[t], k1, b)
+        for t in query
+        if doc_terms.get(t)
+    )
+
+
+def squash(raw: float, n_terms: int, midpoint_base: float, per_term: float, cap: int,
+           steepness: float) -> float:
+    """Map a raw BM25 score to 0..1 with a sigmoid whose midpoint and steepness follow the
+    number of query terms; 0 stays 0 (no keyword match means no keyword score)."""
+    if raw <= 0.0:
+        return 0.0
+    n = max(1, n_terms)
+    midpoint = midpoint_base + per_term * min(n, cap)
+    slope = steepness / math.sqrt(n)
+    return 1.0 / (1.0 + math.exp(-slope * (raw - midpoint)))

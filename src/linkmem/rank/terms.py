@@ -1,0 +1,59 @@
+"""Keyword terms for BM25: lower-cased word tokens, English stop words removed, Snowball-stemmed.
+
+Both backends index and query the same terms, so BM25 behaves the same on each.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+
+import snowballstemmer
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_MAX_TERM_CHARS = 40
+
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself nor of off on once only or other our ours ourselves
+    out over own same she should so some such than that the their theirs them themselves then
+    there these they this those through to too under until up very was we were what when where
+    which while who whom why will with would you your yours yourself yourselves s t d ll m re
+    ve y also im""".split()
+)
+
+_stemmer = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return _stemmer.stemWord(word)
+
+
+def _fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def terms(text: str) -> list[str]:
+    """The BM25 terms of one text, in order, with repeats (term frequency counts)."""
+    words = _WORD.findall(_fold(text))
+    return [_stem(w) for w in words if w not in STOP_WORDS and len(w) <= _MAX_TERM_CHARS]
+
+
+def terms_batch(texts: Sequence[str]) -> list[list[str]]:
+    return [terms(t) for t in texts]
+
+
+def term_counts(text: str) -> Counter[str]:
+    return Counter(terms(text))
+
+
+def query_terms(text: str) -> list[str]:
+    """Unique terms of a query, in first-seen order."""
+    return list(dict.fromkeys(terms(text)))

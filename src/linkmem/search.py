@@ -1,0 +1,95 @@
+"""The hybrid search pipeline: candidates from every signal, then one fused score each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linkmem.config import RetrievalConfig
+from linkmem.embed.base import Embedder
+from linkmem.entities.boost import entity_boosts
+from linkmem.extract.base import EntityExtractor
+from linkmem.filters import Node
+from linkmem.rank.fusion import fuse_all
+from linkmem.rank.terms import query_terms
+from linkmem.store.base import Store
+from linkmem.types import Hit, Scope
+
+
+@dataclass(frozen=True)
+class Signals:
+    """Which signals a search uses (all on by default; ablations turn some off)."""
+
+    dense: bool = True
+    keyword: bool = True
+    entities: bool = True
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    scope: Scope
+    top_k: int
+    filters: Node | None
+    threshold: float | None
+    signals: Signals = Signals()
+
+
+def run_search(
+    request: SearchRequest,
+    store: Store,
+    embedder: Embedder,
+    extractor: EntityExtractor | None,
+    config: RetrievalConfig,
+) -> list[Hit]:
+    pool = max(config.pool_factor * request.top_k, config.pool_min)
+    vector = embedder.embed_batch([request.query])[0]
+    terms = query_terms(request.query)
+    dense = dict(_dense(request, store, vector, pool))
+    keyword = dict(_keyword(request, store, terms, pool))
+    boosts = {}
+    if request.signals.entities and extractor is not None:
+        boosts = entity_boosts(request.query, request.scope, store, extractor, embedder, config)
+    candidates = set(dense) | set(keyword) | set(boosts)
+    _complete_dense(request, store, vector, candidates, dense)
+    _complete_keyword(request, store, terms, candidates, keyword)
+    eligible = [c for c in candidates if c in dense]  # dense scoring also applied scope+filters
+    if not request.signals.dense:
+        dense = {}
+    scored = fuse_all(eligible, dense, keyword, len(terms), boosts, config)
+    if request.threshold is not None:
+        scored = [(mid, p) for mid, p in scored if p.score >= request.threshold]
+    scored = scored[: request.top_k]
+    records = {r.id: r for r in store.get_memories([mid for mid, _ in scored])}
+    return [Hit(records[mid], parts.score, parts) for mid, parts in scored if mid in records]
+
+
+def _dense(request: SearchRequest, store: Store, vector: np.ndarray, pool: int):
+    if not request.signals.dense:
+        return []
+    return store.vector_search(vector, request.scope, pool, request.filters)
+
+
+def _keyword(request: SearchRequest, store: Store, terms: list[str], pool: int):
+    if not request.signals.keyword or not terms:
+        return []
+    return store.keyword_search(terms, request.scope, pool, request.filters)
+
+
+def _complete_dense(request, store, vector, candidates, dense) -> None:
+    """Exact cosine for candidates that came from another signal (also checks scope+filters)."""
+    missing = [c for c in candidates if c not in dense]
+    if missing:
+        dense.update(store.vector_search(vector, request.scope, len(missing), request.filters,
+                                         ids=missing))
+
+
+def _complete_keyword(request, store, terms, candidates, keyword) -> None:
+    """BM25 for every candidate, so no score depends on whether it made the keyword top-N."""
+    if not request.signals.keyword or not terms:
+        return
+    missing = [c for c in candidates if c not in keyword]
+    if missing:
+        keyword.update(store.keyword_search(terms, request.scope, len(missing), request.filters,
+                                            ids=missing))

@@ -1,0 +1,1 @@
+"""Storage backends behind one contract (``base.Store``) and the registry that opens them."""

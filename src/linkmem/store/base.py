@@ -1,0 +1,205 @@
+"""The storage contract: everything ``Memory`` needs from a backend.
+
+Stores are primitive and batch-first: they keep memories, vectors, keyword postings, entities,
+links and history, and return candidate lists ``(id, score)``. Fusion and boosts live in
+``linkmem.rank``, never in a store.
+
+Scopes: a write uses the exact scope of its records (unset ids are stored as ''). A read takes a
+``Scope`` whose set ids must all match (subset match: ``user_id="u"`` also sees memories that
+carry an agent_id). Every write method runs inside ``transaction()``; called outside one, it
+opens its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from linkmem.filters import Node
+from linkmem.types import EntityRecord, HistoryEvent, MemoryRecord, Scope
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend does natively; the façade reads these, never the class."""
+
+    native_bm25: bool = False
+    ann_index: bool = False
+    filtered_ann: bool = False
+    multi_process_writes: bool = True
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    """A memory to write, with its vector and BM25 terms (repeats = term frequency)."""
+
+    record: MemoryRecord
+    vector: np.ndarray
+    terms: list[str]
+
+
+@dataclass(frozen=True)
+class NewEntity:
+    """An entity to insert into the exact ``scope`` (ignored on key conflict)."""
+
+    id: str
+    text: str
+    key: str
+    kind: str
+    scope: Scope
+    vector: np.ndarray
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    """What ``linkmem doctor`` shows about a store."""
+
+    backend: str
+    location: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Store(Protocol):
+    capabilities: Capabilities
+
+    # lifecycle -------------------------------------------------------------------------------
+    def close(self) -> None: ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """All writes inside commit together or not at all; re-entrant (inner blocks join)."""
+        ...
+
+    def get_meta(self, key: str) -> str | None: ...
+
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    def info(self) -> StoreInfo: ...
+
+    # memories --------------------------------------------------------------------------------
+    def put_memories(self, memories: Sequence[NewMemory]) -> None:
+        """Insert new memories (record, vector, postings) in one batch."""
+        ...
+
+    def update_memory(
+        self, record: MemoryRecord, vector: np.ndarray | None, terms: list[str] | None
+    ) -> None:
+        """Replace text/metadata/updated_at; vector and terms only when given."""
+        ...
+
+    def delete_memories(self, ids: Sequence[str]) -> None:
+        """Remove memories, their vectors, postings and links (history is kept)."""
+        ...
+
+    def get_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        """The records that exist, in the order of ``ids``."""
+        ...
+
+    def list_memories(
+        self, scope: Scope, filters: Node | None, limit: int, offset: int = 0
+    ) -> list[MemoryRecord]:
+        """Newest first (created_at, then id)."""
+        ...
+
+    def memory_ids(self, scope: Scope) -> list[str]: ...
+
+    def count_memories(self, scope: Scope | None = None) -> int: ...
+
+    # retrieval -------------------------------------------------------------------------------
+    def vector_search(
+        self,
+        vector: np.ndarray,
+        scope: Scope,
+        k: int,
+        filters: Node | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Top ``k`` by cosine similarity (1 = same direction); with ``ids``, exactly those
+        memories that pass scope and filters are scored."""
+        ...
+
+    def keyword_search(
+        self,
+        terms: Sequence[str],
+        scope: Scope,
+        k: int,
+        filters: Node | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """Top ``k`` by raw BM25 over unique ``terms``, with document frequencies, document
+        count and average length taken over the searched scope only. Only hits > 0."""
+        ...
+
+    # entities (the second collection) ----------------------------------------------------------
+    def find_entities(self, scope: Scope, keys: Sequence[str]) -> dict[str, str]:
+        """Exact lookup by normalised key in the exact ``scope``: key -> entity id."""
+        ...
+
+    def nearest_entities(
+        self, scope: Scope, vectors: np.ndarray, k: int, min_similarity: float, exact_scope: bool
+    ) -> list[list[tuple[str, float]]]:
+        """Per query vector, the entities with cosine >= ``min_similarity``, best first.
+        ``exact_scope`` restricts to entities of exactly ``scope`` (the write side)."""
+        ...
+
+    def insert_entities(self, entities: Sequence[NewEntity]) -> dict[str, str]:
+        """Insert; a key that already exists in the scope keeps its row. Returns key -> id."""
+        ...
+
+    def link(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Add ``(memory_id, entity_id)`` links; existing links are kept once."""
+        ...
+
+    def unlink_memories(self, memory_ids: Sequence[str]) -> list[str]:
+        """Remove every link of these memories; returns the entity ids that lost links."""
+        ...
+
+    def drop_orphan_entities(self, entity_ids: Sequence[str]) -> int:
+        """Delete those of ``entity_ids`` that have no links left; returns how many."""
+        ...
+
+    def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]: ...
+
+    def list_entities(
+        self, scope: Scope, order: str, limit: int, offset: int = 0
+    ) -> list[EntityRecord]:
+        """``order``: "links" (most linked first), "text" or "recent"."""
+        ...
+
+    def memories_of_entities(self, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+        """entity id -> linked memory ids."""
+        ...
+
+    def entities_of_memories(self, memory_ids: Sequence[str]) -> dict[str, list[EntityRecord]]:
+        ...
+
+    def cooccurring_entities(self, entity_id: str, limit: int) -> list[tuple[EntityRecord, int]]:
+        """Entities sharing memories with ``entity_id``, with the number of shared memories."""
+        ...
+
+    def merge_entities(self, keep_id: str, drop_id: str) -> None:
+        """Move ``drop_id``'s links to ``keep_id`` (no duplicate links) and delete ``drop_id``."""
+        ...
+
+    def rename_entity(self, entity_id: str, text: str, key: str, vector: np.ndarray) -> None: ...
+
+    # history ---------------------------------------------------------------------------------
+    def append_history(self, events: Sequence[HistoryEvent]) -> None: ...
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        """Oldest first."""
+        ...
+
+    # housekeeping ----------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Delete everything: memories, entities, links, history (meta is kept)."""
+        ...
+
+
+def iter_chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

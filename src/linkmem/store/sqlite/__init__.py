@@ -1,0 +1,5 @@
+"""SQLite backend."""
+
+from linkmem.store.sqlite.store import SQLiteStore
+
+__all__ = ["SQLiteStore"]

@@ -1,0 +1,100 @@
+"""One SQLite connection shared by the threads of a process, with re-entrant transactions."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from linkmem.errors import ConfigError, StoreError
+from linkmem.store.sqlite.driver import sqlite3
+
+_COLLECTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
+
+
+def check_collection(name: str) -> str:
+    if not _COLLECTION.match(name):
+        raise ConfigError(
+            f"collection {name!r} is not a valid name: use letters, digits and _ "
+            "(at most 41 characters, not starting with a digit)"
+        )
+    return name
+
+
+class Connection:
+    """Serialises access to one connection. ``BEGIN IMMEDIATE`` takes the file's write lock
+    up front, so concurrent writers (threads or processes) queue instead of deadlocking."""
+
+    def __init__(self, path: str | Path) -> None:
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.raw = sqlite3.connect(
+                str(path), isolation_level=None, check_same_thread=False, timeout=60.0
+            )
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot open SQLite file {path}: {e}; check the path") from e
+        self.raw.execute("PRAGMA journal_mode = WAL")
+        self.raw.execute("PRAGMA synchronous = NORMAL")
+        self.raw.execute("PRAGMA foreign_keys = ON")
+        self.raw.execute("PRAGMA busy_timeout = 60000")
+        self.lock = threading.RLock()
+        self._depth = 0
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._begin()
+            self._depth = 1
+            try:
+                yield
+            except BaseException:
+                self._depth = 0
+                self.raw.execute("ROLLBACK")
+                raise
+            self._depth = 0
+            self._commit()
+
+    def _begin(self) -> None:
+        try:
+            self.raw.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:
+            raise StoreError(f"cannot start a write transaction: {e}") from e
+
+    def _commit(self) -> None:
+        try:
+            self.raw.execute("COMMIT")
+        except sqlite3.Error as e:
+            self.raw.execute("ROLLBACK")
+            raise StoreError(f"commit failed and was rolled back: {e}") from e
+
+    def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self.lock:
+            return self.raw.execute(sql, args).fetchall()
+
+    def run(self, sql: str, args: Sequence[Any] = ()) -> int:
+        """Execute a write statement inside the current (or a new) transaction."""
+        with self.transaction():
+            return self.raw.execute(sql, args).rowcount
+
+    def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self.transaction():
+            self.raw.executemany(sql, rows)
+
+    def close(self) -> None:
+        with self.lock:
+            self.raw.close()
+
+
+def placeholders(n: int) -> str:
+    return ",".join("?" * n)

@@ -1,0 +1,215 @@
+"""The entity collection (``<collection>_entities``) and its links on SQLite."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from linkmem.errors import NotFound
+from linkmem.store.base import NewEntity, iter_chunks
+from linkmem.store.sqlite.connection import Connection, placeholders
+from linkmem.store.sqlite.sql import exact_scope_params, scope_where
+from linkmem.store.vectors import MatrixCache, encode, top_k_many
+from linkmem.types import EntityRecord, Scope
+
+CHUNK = 900
+_ORDERS = {
+    "links": "link_count DESC, e.key",
+    "text": "e.key",
+    "recent": "e.created_at DESC, e.rowid DESC",
+}
+
+
+class EntityTables:
+    """The entity half of the SQLite store."""
+
+    db: Connection
+    c: str
+
+    def _init_entities(self, dim: int) -> None:
+        self.entity_vectors = MatrixCache(dim, self._load_entity_vectors)
+
+    def _load_entity_vectors(self, scope_id: int) -> tuple[list[int], list[str], list[bytes]]:
+        rows = self.db.rows(
+            f"SELECT rowid, id, embedding FROM {self.c}_entities WHERE scope_id = ? "
+            "ORDER BY rowid", (scope_id,))
+        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+    def _entity_select(self) -> str:
+        return (
+            f"SELECT e.id, e.text, e.key, e.kind, s.user_id, s.agent_id, s.run_id, "
+            f"(SELECT count(*) FROM {self.c}_links l WHERE l.entity = e.rowid) AS link_count "
+            f"FROM {self.c}_entities e JOIN {self.c}_scopes s ON s.id = e.scope_id"
+        )
+
+    def find_entities(self, scope: Scope, keys: Sequence[str]) -> dict[str, str]:
+        scope_id = self._scope_id(scope, create=False)  # type: ignore[attr-defined]
+        if scope_id is None or not keys:
+            return {}
+        found: dict[str, str] = {}
+        for chunk in iter_chunks(list(keys), CHUNK):
+            found.update(self.db.rows(
+                f"SELECT key, id FROM {self.c}_entities WHERE scope_id = ? "
+                f"AND key IN ({placeholders(len(chunk))})", [scope_id, *chunk]))
+        return found
+
+    def nearest_entities(
+        self, scope: Scope, vectors: np.ndarray, k: int, min_similarity: float, exact_scope: bool
+    ) -> list[list[tuple[str, float]]]:
+        if exact_scope:
+            params = exact_scope_params(scope)
+            scopes = self.db.rows(
+                f"SELECT id, ent_version FROM {self.c}_scopes WHERE user_id = ? AND "
+                "agent_id = ? AND run_id = ?", params)
+        else:
+            scopes = self._matching_scopes(scope, "ent_version")  # type: ignore[attr-defined]
+        entries = [self.entity_vectors.get(s, v) for s, v in scopes]
+        return top_k_many(entries, np.asarray(vectors), k, None, min_similarity)
+
+    def insert_entities(self, entities: Sequence[NewEntity]) -> dict[str, str]:
+        if not entities:
+            return {}
+        now = datetime.now(UTC).isoformat()
+        out: dict[str, str] = {}
+        with self.db.transaction():
+            by_scope: dict[Scope, list[NewEntity]] = defaultdict(list)
+            for e in entities:
+                by_scope[e.scope].append(e)
+            for scope, group in by_scope.items():
+                scope_id = self._scope_id(scope)  # type: ignore[attr-defined]
+                self.db.run_many(
+                    f"INSERT OR IGNORE INTO {self.c}_entities (id, scope_id, key, text, kind, "
+                    "created_at, embedding) VALUES (?,?,?,?,?,?,?)",
+                    [(e.id, scope_id, e.key, e.text, e.kind, now, encode(e.vector))
+                     for e in group])
+                self._bump([scope_id], "ent_version")  # type: ignore[attr-defined]
+                out.update(self.find_entities(scope, [e.key for e in group]))
+        return out
+
+    def _entity_rowids(self, ids: Sequence[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for chunk in iter_chunks(list(ids), CHUNK):
+            out.update(self.db.rows(
+                f"SELECT id, rowid FROM {self.c}_entities WHERE id IN "
+                f"({placeholders(len(chunk))})", chunk))
+        return out
+
+    def link(self, pairs: Sequence[tuple[str, str]]) -> None:
+        if not pairs:
+            return
+        with self.db.transaction():
+            memories = self._rowids({m for m, _ in pairs})  # type: ignore[attr-defined]
+            entities = self._entity_rowids({e for _, e in pairs})
+            missing = {m for m, _ in pairs} - memories.keys() | {e for _, e in pairs} - entities.keys()
+            if missing:
+                raise NotFound(f"cannot link unknown ids {sorted(missing)[:5]}")
+            self.db.run_many(
+                f"INSERT OR IGNORE INTO {self.c}_links (entity, memory) VALUES (?, ?)",
+                [(entities[e], memories[m]) for m, e in pairs])
+
+    def unlink_memories(self, memory_ids: Sequence[str]) -> list[str]:
+        touched: set[str] = set()
+        with self.db.transaction():
+            for chunk in iter_chunks(list(memory_ids), CHUNK):
+                marks = placeholders(len(chunk))
+                sub = f"SELECT rowid FROM {self.c} WHERE id IN ({marks})"
+                touched.update(r[0] for r in self.db.rows(
+                    f"SELECT DISTINCT e.id FROM {self.c}_links l JOIN {self.c}_entities e "
+                    f"ON e.rowid = l.entity WHERE l.memory IN ({sub})", chunk))
+                self.db.run(f"DELETE FROM {self.c}_links WHERE memory IN ({sub})", chunk)
+        return sorted(touched)
+
+    def drop_orphan_entities(self, entity_ids: Sequence[str]) -> int:
+        dropped = 0
+        with self.db.transaction():
+            for chunk in iter_chunks(list(entity_ids), CHUNK):
+                where = (
+                    f"id IN ({placeholders(len(chunk))}) AND NOT EXISTS (SELECT 1 FROM "
+                    f"{self.c}_links l WHERE l.entity = {self.c}_entities.rowid)")
+                scopes = [r[0] for r in self.db.rows(
+                    f"SELECT DISTINCT scope_id FROM {self.c}_entities WHERE {where}", chunk)]
+                dropped += self.db.run(f"DELETE FROM {self.c}_entities WHERE {where}", chunk)
+                self._bump(scopes, "ent_version")  # type: ignore[attr-defined]
+        return dropped
+
+    def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]:
+        found: dict[str, EntityRecord] = {}
+        for chunk in iter_chunks(list(ids), CHUNK):
+            rows = self.db.rows(
+                f"{self._entity_select()} WHERE e.id IN ({placeholders(len(chunk))})", chunk)
+            found.update((r[0], _entity_from_row(r)) for r in rows)
+        return [found[i] for i in ids if i in found]
+
+    def list_entities(
+        self, scope: Scope, order: str, limit: int, offset: int = 0
+    ) -> list[EntityRecord]:
+        where, args = scope_where(scope)
+        rows = self.db.rows(
+            f"{self._entity_select()} WHERE {where} ORDER BY {_ORDERS[order]} LIMIT ? OFFSET ?",
+            [*args, limit, offset])
+        return [_entity_from_row(r) for r in rows]
+
+    def memories_of_entities(self, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = defaultdict(list)
+        for chunk in iter_chunks(list(entity_ids), CHUNK):
+            rows = self.db.rows(
+                f"SELECT e.id, m.id FROM {self.c}_links l JOIN {self.c}_entities e "
+                f"ON e.rowid = l.entity JOIN {self.c} m ON m.rowid = l.memory "
+                f"WHERE e.id IN ({placeholders(len(chunk))}) ORDER BY m.rowid", chunk)
+            for eid, mid in rows:
+                out[eid].append(mid)
+        return dict(out)
+
+    def entities_of_memories(self, memory_ids: Sequence[str]) -> dict[str, list[EntityRecord]]:
+        out: dict[str, list[EntityRecord]] = defaultdict(list)
+        for chunk in iter_chunks(list(memory_ids), CHUNK):
+            rows = self.db.rows(
+                f"SELECT m.id, e.id FROM {self.c}_links l JOIN {self.c}_entities e "
+                f"ON e.rowid = l.entity JOIN {self.c} m ON m.rowid = l.memory "
+                f"WHERE m.id IN ({placeholders(len(chunk))}) ORDER BY e.rowid", chunk)
+            records = {e.id: e for e in self.get_entities(list({r[1] for r in rows}))}
+            for mid, eid in rows:
+                out[mid].append(records[eid])
+        return dict(out)
+
+    def cooccurring_entities(self, entity_id: str, limit: int) -> list[tuple[EntityRecord, int]]:
+        rows = self.db.rows(
+            f"SELECT o.id, count(*) AS shared FROM {self.c}_links a "
+            f"JOIN {self.c}_entities me ON me.rowid = a.entity AND me.id = ? "
+            f"JOIN {self.c}_links b ON b.memory = a.memory AND b.entity != a.entity "
+            f"JOIN {self.c}_entities o ON o.rowid = b.entity "
+            "GROUP BY o.id ORDER BY shared DESC, o.key LIMIT ?", (entity_id, limit))
+        records = {e.id: e for e in self.get_entities([r[0] for r in rows])}
+        return [(records[eid], shared) for eid, shared in rows]
+
+    def merge_entities(self, keep_id: str, drop_id: str) -> None:
+        with self.db.transaction():
+            rowids = self._entity_rowids([keep_id, drop_id])
+            self.db.run(
+                f"INSERT OR IGNORE INTO {self.c}_links (entity, memory) "
+                f"SELECT ?, memory FROM {self.c}_links WHERE entity = ?",
+                (rowids[keep_id], rowids[drop_id]))
+            self.db.run(f"DELETE FROM {self.c}_links WHERE entity = ?", (rowids[drop_id],))
+            scopes = [r[0] for r in self.db.rows(
+                f"SELECT scope_id FROM {self.c}_entities WHERE rowid = ?", (rowids[drop_id],))]
+            self.db.run(f"DELETE FROM {self.c}_entities WHERE rowid = ?", (rowids[drop_id],))
+            self._bump(scopes, "ent_version")  # type: ignore[attr-defined]
+
+    def rename_entity(self, entity_id: str, text: str, key: str, vector: np.ndarray) -> None:
+        with self.db.transaction():
+            scope_id = self.db.rows(
+                f"SELECT scope_id FROM {self.c}_entities WHERE id = ?", (entity_id,))[0][0]
+            self.db.run(
+                f"UPDATE {self.c}_entities SET text = ?, key = ?, embedding = ? WHERE id = ?",
+                (text, key, encode(vector), entity_id))
+            self._bump([scope_id], "ent_version")  # type: ignore[attr-defined]
+
+
+def _entity_from_row(row: Sequence[Any]) -> EntityRecord:
+    scope = Scope(*(v or None for v in row[4:7]))
+    return EntityRecord(
+        id=row[0], text=row[1], key=row[2], kind=row[3], scope=scope, link_count=row[7])

@@ -1,0 +1,308 @@
+"""Memories, postings, vector and keyword search on SQLite."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from linkmem.filters import Node
+from linkmem.rank import bm25
+from linkmem.store.base import NewMemory, iter_chunks
+from linkmem.store.sqlite.connection import Connection, placeholders
+from linkmem.store.sqlite.sql import exact_scope_params, filter_sql, scope_where
+from linkmem.store.vectors import MatrixCache, encode, top_k_many
+from linkmem.types import MemoryRecord, Scope
+
+CHUNK = 900
+_MEMORY_COLUMNS = (
+    "m.id, m.text, m.metadata, m.created_at, m.updated_at, m.role, m.actor_id, "
+    "s.user_id, s.agent_id, s.run_id"
+)
+
+
+def record_from_row(row: Sequence[Any]) -> MemoryRecord:
+    scope = Scope(*(v or None for v in row[7:10]))
+    return MemoryRecord(
+        id=row[0], text=row[1], scope=scope, metadata=json.loads(row[2]), created_at=row[3],
+        updated_at=row[4], role=row[5], actor_id=row[6],
+    )
+
+
+class MemoryTables:
+    """The memory half of the SQLite store."""
+
+    db: Connection
+    c: str
+    k1: float = 1.2
+    b: float = 0.75
+
+    def _init_memories(self, dim: int) -> None:
+        self.memory_vectors = MatrixCache(dim, self._load_memory_vectors)
+
+    def _load_memory_vectors(self, scope_id: int) -> tuple[list[int], list[str], list[bytes]]:
+        rows = self.db.rows(
+            f"SELECT rowid, id, embedding FROM {self.c} WHERE scope_id = ? ORDER BY rowid",
+            (scope_id,),
+        )
+        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+    # scopes ----------------------------------------------------------------------------------
+    def _scope_id(self, scope: Scope, create: bool = True) -> int | None:
+        params = exact_scope_params(scope)
+        if create:
+            self.db.run(
+                f"INSERT OR IGNORE INTO {self.c}_scopes (user_id, agent_id, run_id) VALUES (?,?,?)",
+                params,
+            )
+        rows = self.db.rows(
+            f"SELECT id FROM {self.c}_scopes WHERE user_id = ? AND agent_id = ? AND run_id = ?",
+            params,
+        )
+        return rows[0][0] if rows else None
+
+    def _matching_scopes(self, scope: Scope, version: str = "mem_version") -> list[tuple[int, int]]:
+        where, args = scope_where(scope)
+        return self.db.rows(f"SELECT s.id, s.{version} FROM {self.c}_scopes s WHERE {where}", args)
+
+    def _bump(self, scope_ids: Sequence[int], column: str) -> None:
+        self.db.run_many(
+            f"UPDATE {self.c}_scopes SET {column} = {column} + 1 WHERE id = ?",
+            [(s,) for s in set(scope_ids)],
+        )
+
+    # writes ----------------------------------------------------------------------------------
+    def put_memories(self, memories: Sequence[NewMemory]) -> None:
+        with self.db.transaction():
+            for scope, group in _group_by_scope(memories).items():
+                self._put_scope_group(self._scope_id(scope), group)
+
+    def _put_scope_group(self, scope_id: int, group: list[NewMemory]) -> None:
+        rows = [
+            (m.record.id, scope_id, m.record.text, json.dumps(m.record.metadata), m.record.role,
+             m.record.actor_id, m.record.created_at, m.record.updated_at, len(m.terms),
+             encode(m.vector))
+            for m in group
+        ]
+        self.db.run_many(
+            f"INSERT INTO {self.c} (id, scope_id, text, metadata, role, actor_id, created_at, "
+            "updated_at, doc_len, embedding) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+        rowids = self._rowids([m.record.id for m in group])
+        postings = [
+            (scope_id, term, rowids[m.record.id], tf)
+            for m in group
+            for term, tf in Counter(m.terms).items()
+        ]
+        self.db.run_many(f"INSERT INTO {self.c}_postings VALUES (?,?,?,?)", postings)
+        self.db.run(
+            f"UPDATE {self.c}_scopes SET n_docs = n_docs + ?, total_len = total_len + ?, "
+            "mem_version = mem_version + 1 WHERE id = ?",
+            (len(group), sum(len(m.terms) for m in group), scope_id),
+        )
+
+    def _rowids(self, ids: Sequence[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for chunk in iter_chunks(list(ids), CHUNK):
+            out.update(self.db.rows(
+                f"SELECT id, rowid FROM {self.c} WHERE id IN ({placeholders(len(chunk))})", chunk
+            ))
+        return out
+
+    def update_memory(
+        self, record: MemoryRecord, vector: np.ndarray | None, terms: list[str] | None
+    ) -> None:
+        with self.db.transaction():
+            rowid, scope_id, old_len = self.db.rows(
+                f"SELECT rowid, scope_id, doc_len FROM {self.c} WHERE id = ?", (record.id,)
+            )[0]
+            self.db.run(
+                f"UPDATE {self.c} SET text = ?, metadata = ?, updated_at = ? WHERE rowid = ?",
+                (record.text, json.dumps(record.metadata), record.updated_at, rowid),
+            )
+            if vector is not None:
+                self.db.run(f"UPDATE {self.c} SET embedding = ? WHERE rowid = ?",
+                            (encode(vector), rowid))
+                self._bump([scope_id], "mem_version")
+            if terms is not None:
+                self._replace_postings(rowid, scope_id, old_len, terms)
+
+    def _replace_postings(self, rowid: int, scope_id: int, old_len: int, terms: list[str]) -> None:
+        self.db.run(f"DELETE FROM {self.c}_postings WHERE memory = ?", (rowid,))
+        self.db.run_many(
+            f"INSERT INTO {self.c}_postings VALUES (?,?,?,?)",
+            [(scope_id, t, rowid, tf) for t, tf in Counter(terms).items()],
+        )
+        self.db.run(f"UPDATE {self.c} SET doc_len = ? WHERE rowid = ?", (len(terms), rowid))
+        self.db.run(
+            f"UPDATE {self.c}_scopes SET total_len = total_len + ? WHERE id = ?",
+            (len(terms) - old_len, scope_id),
+        )
+
+    def delete_memories(self, ids: Sequence[str]) -> None:
+        with self.db.transaction():
+            for chunk in iter_chunks(list(ids), CHUNK):
+                self._delete_chunk(chunk)
+
+    def _delete_chunk(self, ids: Sequence[str]) -> None:
+        marks = placeholders(len(ids))
+        rows = self.db.rows(
+            f"SELECT rowid, scope_id, doc_len FROM {self.c} WHERE id IN ({marks})", ids
+        )
+        if not rows:
+            return
+        rowids = [r[0] for r in rows]
+        rmarks = placeholders(len(rowids))
+        self.db.run(f"DELETE FROM {self.c}_postings WHERE memory IN ({rmarks})", rowids)
+        self.db.run(f"DELETE FROM {self.c}_links WHERE memory IN ({rmarks})", rowids)
+        self.db.run(f"DELETE FROM {self.c} WHERE rowid IN ({rmarks})", rowids)
+        per_scope: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+        for _, scope_id, doc_len in rows:
+            per_scope[scope_id][0] += 1
+            per_scope[scope_id][1] += doc_len
+        self.db.run_many(
+            f"UPDATE {self.c}_scopes SET n_docs = n_docs - ?, total_len = total_len - ?, "
+            "mem_version = mem_version + 1 WHERE id = ?",
+            [(n, length, s) for s, (n, length) in per_scope.items()],
+        )
+
+    # reads -----------------------------------------------------------------------------------
+    def get_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        found: dict[str, MemoryRecord] = {}
+        for chunk in iter_chunks(list(ids), CHUNK):
+            rows = self.db.rows(
+                f"SELECT {_MEMORY_COLUMNS} FROM {self.c} m JOIN {self.c}_scopes s "
+                f"ON s.id = m.scope_id WHERE m.id IN ({placeholders(len(chunk))})",
+                chunk,
+            )
+            found.update((r[0], record_from_row(r)) for r in rows)
+        return [found[i] for i in ids if i in found]
+
+    def list_memories(
+        self, scope: Scope, filters: Node | None, limit: int, offset: int = 0
+    ) -> list[MemoryRecord]:
+        where, args = self._memory_where(scope, filters)
+        rows = self.db.rows(
+            f"SELECT {_MEMORY_COLUMNS} FROM {self.c} m JOIN {self.c}_scopes s "
+            f"ON s.id = m.scope_id WHERE {where} "
+            "ORDER BY m.created_at DESC, m.rowid DESC LIMIT ? OFFSET ?",
+            [*args, limit, offset],
+        )
+        return [record_from_row(r) for r in rows]
+
+    def _memory_where(
+        self, scope: Scope, filters: Node | None, ids: Sequence[str] | None = None
+    ) -> tuple[str, list[Any]]:
+        scope_sql, scope_args = scope_where(scope)
+        filter_part, filter_args = filter_sql(filters)
+        where = f"{scope_sql} AND {filter_part}"
+        args = [*scope_args, *filter_args]
+        if ids is not None:
+            where += f" AND m.id IN ({placeholders(len(ids))})"
+            args += list(ids)
+        return where, args
+
+    def memory_ids(self, scope: Scope) -> list[str]:
+        where, args = self._memory_where(scope, None)
+        return [r[0] for r in self.db.rows(
+            f"SELECT m.id FROM {self.c} m JOIN {self.c}_scopes s ON s.id = m.scope_id "
+            f"WHERE {where} ORDER BY m.rowid", args)]
+
+    def count_memories(self, scope: Scope | None = None) -> int:
+        where, args = self._memory_where(scope or Scope(), None)
+        return self.db.rows(
+            f"SELECT count(*) FROM {self.c} m JOIN {self.c}_scopes s ON s.id = m.scope_id "
+            f"WHERE {where}", args)[0][0]
+
+    # retrieval -------------------------------------------------------------------------------
+    def vector_search(
+        self,
+        vector: np.ndarray,
+        scope: Scope,
+        k: int,
+        filters: Node | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        if ids is not None and not ids:
+            return []
+        entries = [self.memory_vectors.get(s, v) for s, v in self._matching_scopes(scope)]
+        allowed = None
+        if filters is not None or ids is not None:
+            allowed = self._allowed_rowids(scope, filters, ids)
+        return top_k_many(entries, np.asarray([vector]), k, allowed)[0]
+
+    def _allowed_rowids(
+        self, scope: Scope, filters: Node | None, ids: Sequence[str] | None
+    ) -> set[int]:
+        allowed: set[int] = set()
+        for chunk in iter_chunks(list(ids), CHUNK) if ids is not None else [None]:
+            where, args = self._memory_where(scope, filters, chunk)
+            allowed.update(r[0] for r in self.db.rows(
+                f"SELECT m.rowid FROM {self.c} m JOIN {self.c}_scopes s ON s.id = m.scope_id "
+                f"WHERE {where}", args))
+        return allowed
+
+    def keyword_search(
+        self,
+        terms: Sequence[str],
+        scope: Scope,
+        k: int,
+        filters: Node | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        terms = list(dict.fromkeys(terms))
+        if not terms or (ids is not None and not ids):
+            return []
+        scope_sql, scope_args = scope_where(scope)
+        n_docs, total_len = self.db.rows(
+            f"SELECT coalesce(sum(n_docs), 0), coalesce(sum(total_len), 0) "
+            f"FROM {self.c}_scopes s WHERE {scope_sql}", scope_args)[0]
+        if not n_docs:
+            return []
+        idfs = self._idfs(terms, scope_sql, scope_args, n_docs)
+        docs = self._postings_for(terms, scope, filters, ids)
+        avg_len = total_len / n_docs
+        scored = [
+            (mid, bm25.score_document(tfs, doc_len, terms, idfs, avg_len, self.k1, self.b))
+            for mid, (doc_len, tfs) in docs.items()
+        ]
+        scored.sort(key=lambda item: (-item[1], item[0]))
+        return [(mid, s) for mid, s in scored[:k] if s > 0]
+
+    def _idfs(self, terms: list[str], scope_sql: str, scope_args: list[Any],
+              n_docs: int) -> dict[str, float]:
+        rows = self.db.rows(
+            f"SELECT p.term, count(*) FROM {self.c}_postings p WHERE p.term IN "
+            f"({placeholders(len(terms))}) AND p.scope_id IN "
+            f"(SELECT s.id FROM {self.c}_scopes s WHERE {scope_sql}) GROUP BY p.term",
+            [*terms, *scope_args],
+        )
+        df = dict(rows)
+        return {t: bm25.idf(n_docs, df.get(t, 0)) for t in terms}
+
+    def _postings_for(
+        self, terms: list[str], scope: Scope, filters: Node | None, ids: Sequence[str] | None
+    ) -> dict[str, tuple[int, dict[str, int]]]:
+        docs: dict[str, tuple[int, dict[str, int]]] = {}
+        for chunk in iter_chunks(list(ids), CHUNK) if ids is not None else [None]:
+            where, args = self._memory_where(scope, filters, chunk)
+            rows = self.db.rows(
+                f"SELECT m.id, m.doc_len, p.term, p.tf FROM {self.c}_postings p "
+                f"JOIN {self.c} m ON m.rowid = p.memory JOIN {self.c}_scopes s "
+                f"ON s.id = p.scope_id WHERE p.term IN ({placeholders(len(terms))}) AND {where}",
+                [*terms, *args],
+            )
+            for mid, doc_len, term, tf in rows:
+                docs.setdefault(mid, (doc_len, {}))[1][term] = tf
+        return docs
+
+
+def _group_by_scope(memories: Sequence[NewMemory]) -> dict[Scope, list[NewMemory]]:
+    groups: dict[Scope, list[NewMemory]] = defaultdict(list)
+    for m in memories:
+        groups[m.record.scope].append(m)
+    return groups

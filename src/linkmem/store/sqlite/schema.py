@@ -1,0 +1,94 @@
+"""The SQLite schema as named, ordered migrations recorded in a table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from linkmem.errors import MigrationError
+
+
+def m001_initial(c: str) -> list[str]:
+    return [
+        f"""CREATE TABLE {c}_scopes (
+            id INTEGER PRIMARY KEY,
+            user_id TEXT NOT NULL, agent_id TEXT NOT NULL, run_id TEXT NOT NULL,
+            n_docs INTEGER NOT NULL DEFAULT 0, total_len INTEGER NOT NULL DEFAULT 0,
+            mem_version INTEGER NOT NULL DEFAULT 0, ent_version INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (user_id, agent_id, run_id))""",
+        f"CREATE INDEX {c}_scopes_agent ON {c}_scopes (agent_id)",
+        f"CREATE INDEX {c}_scopes_run ON {c}_scopes (run_id)",
+        f"""CREATE TABLE {c} (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            scope_id INTEGER NOT NULL REFERENCES {c}_scopes (id),
+            text TEXT NOT NULL, metadata TEXT NOT NULL,
+            role TEXT, actor_id TEXT,
+            created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+            doc_len INTEGER NOT NULL, embedding BLOB NOT NULL)""",
+        f"CREATE INDEX {c}_by_scope ON {c} (scope_id, created_at)",
+        f"""CREATE TABLE {c}_postings (
+            scope_id INTEGER NOT NULL, term TEXT NOT NULL, memory INTEGER NOT NULL,
+            tf INTEGER NOT NULL, PRIMARY KEY (scope_id, term, memory)) WITHOUT ROWID""",
+        f"CREATE INDEX {c}_postings_memory ON {c}_postings (memory)",
+        f"""CREATE TABLE {c}_entities (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            scope_id INTEGER NOT NULL REFERENCES {c}_scopes (id),
+            key TEXT NOT NULL, text TEXT NOT NULL, kind TEXT NOT NULL,
+            created_at TEXT NOT NULL, embedding BLOB NOT NULL,
+            UNIQUE (scope_id, key))""",
+        f"""CREATE TABLE {c}_links (
+            entity INTEGER NOT NULL REFERENCES {c}_entities (rowid),
+            memory INTEGER NOT NULL REFERENCES {c} (rowid),
+            PRIMARY KEY (entity, memory)) WITHOUT ROWID""",
+        f"CREATE INDEX {c}_links_memory ON {c}_links (memory, entity)",
+        f"""CREATE TABLE {c}_history (
+            id INTEGER PRIMARY KEY, memory_id TEXT NOT NULL, event TEXT NOT NULL,
+            old_text TEXT, new_text TEXT, created_at TEXT NOT NULL, role TEXT, actor_id TEXT)""",
+        f"CREATE INDEX {c}_history_memory ON {c}_history (memory_id, id)",
+    ]
+
+
+MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [("m001_initial", m001_initial)]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: Any, collection: str) -> None:
+    """Apply the migrations this file has not seen, each in its own transaction."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS linkmem_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    )
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS linkmem_migrations ("
+        "collection TEXT NOT NULL, name TEXT NOT NULL, applied_at TEXT NOT NULL, "
+        "PRIMARY KEY (collection, name))"
+    )
+    done = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM linkmem_migrations WHERE collection = ?", (collection,)
+        )
+    }
+    unknown = done - {name for name, _ in MIGRATIONS}
+    if unknown:
+        raise MigrationError(
+            f"this store was written by a newer linkmem (migrations {sorted(unknown)}); "
+            "upgrade linkmem to open it"
+        )
+    for name, statements in MIGRATIONS:
+        if name in done:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in statements(collection):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO linkmem_migrations VALUES (?, ?, ?)",
+                (collection, name, datetime.now(UTC).isoformat()),
+            )
+            conn.execute("COMMIT")
+        except Exception as e:
+            conn.execute("ROLLBACK")
+            raise MigrationError(f"migration {name} failed: {e}") from e

@@ -1,0 +1,102 @@
+"""Vector encoding and the in-process cache of contiguous per-scope matrices for exact search."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def encode(vector: np.ndarray) -> bytes:
+    """Little-endian float32 bytes: the public on-disk vector format."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def decode_many(blobs: Sequence[bytes], dim: int) -> np.ndarray:
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)
+
+
+@dataclass
+class ScopeMatrix:
+    version: int
+    rowids: np.ndarray  # int64 row keys, one per matrix row
+    ids: list[str]  # public ids, one per matrix row
+    matrix: np.ndarray  # float32 (n, dim), rows L2-normalised
+
+
+#: Loads one scope: ``(rowids, ids, vector blobs)``.
+Loader = Callable[[int], tuple[list[int], list[str], list[bytes]]]
+
+
+class MatrixCache:
+    """Per-scope matrices, reloaded only when the scope's version in the store moved on."""
+
+    def __init__(self, dim: int, loader: Loader) -> None:
+        self._dim = dim
+        self._loader = loader
+        self._entries: dict[int, ScopeMatrix] = {}
+        self._lock = threading.Lock()
+
+    def get(self, scope_id: int, version: int) -> ScopeMatrix:
+        with self._lock:
+            entry = self._entries.get(scope_id)
+            if entry is None or entry.version != version:
+                rowids, ids, blobs = self._loader(scope_id)
+                entry = ScopeMatrix(
+                    version,
+                    np.asarray(rowids, dtype=np.int64),
+                    ids,
+                    decode_many(blobs, self._dim),
+                )
+                self._entries[scope_id] = entry
+            return entry
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+def _gather(
+    entries: Sequence[ScopeMatrix], allowed: set[int] | None
+) -> tuple[np.ndarray, list[str]]:
+    matrices, ids = [], []
+    for entry in entries:
+        if allowed is None:
+            matrices.append(entry.matrix)
+            ids.extend(entry.ids)
+            continue
+        mask = np.isin(entry.rowids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+        matrices.append(entry.matrix[mask])
+        ids.extend(i for i, keep in zip(entry.ids, mask) if keep)
+    if not matrices:
+        return np.zeros((0, 0), dtype=np.float32), []
+    return (matrices[0] if len(matrices) == 1 else np.concatenate(matrices)), ids
+
+
+def top_k_many(
+    entries: Sequence[ScopeMatrix],
+    queries: np.ndarray,
+    k: int,
+    allowed: set[int] | None = None,
+    min_score: float | None = None,
+) -> list[list[tuple[str, float]]]:
+    """Exact cosine top-k for each query row: ``(id, similarity)`` lists, best first."""
+    matrix, ids = _gather(entries, allowed)
+    if not ids:
+        return [[] for _ in range(len(queries))]
+    all_scores = np.asarray(queries, dtype=np.float32) @ matrix.T
+    return [_top(scores, ids, k, min_score) for scores in all_scores]
+
+
+def _top(scores: np.ndarray, ids: list[str], k: int, min_score: float | None) -> list[tuple[str, float]]:
+    index = np.arange(len(scores))
+    if min_score is not None:
+        index = index[scores >= min_score]
+    if len(index) > k:
+        index = index[np.argpartition(-scores[index], k - 1)[:k]]
+    index = index[np.argsort(-scores[index], kind="stable")]
+    return [(ids[i], float(scores[i])) for i in index]

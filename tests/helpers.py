@@ -1,0 +1,33 @@
+"""Test doubles that are not the system under test: a tiny rule-based entity extractor."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from linkmem.extract.base import EntityKind, ExtractedEntity
+
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+_STOP = {"I", "The", "A", "An", "We", "My"}
+
+
+class CapitalisedWordsExtractor:
+    """Runs of capitalised words (except a few function words) are PROPER entities. Fast and
+    deterministic, for contract tests of the store; the real spaCy extractor has its own."""
+
+    description = "test: capitalised words"
+
+    def __init__(self) -> None:
+        self.batches = 0
+
+    def extract_batch(self, texts: Sequence[str]) -> list[list[ExtractedEntity]]:
+        self.batches += 1
+        out = []
+        for text in texts:
+            found = {}
+            for match in _CAPITALISED.finditer(text):
+                if match.group(0) not in _STOP:
+                    entity = ExtractedEntity(match.group(0), EntityKind.PROPER)
+                    found.setdefault(entity.key, entity)
+            out.append(list(found.values()))
+        return out
