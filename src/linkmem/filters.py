@@ -14,7 +14,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from linkmem.errors import InvalidInput
 
@@ -46,7 +46,7 @@ class Not:
     child: Node
 
 
-Node = Union[Cond, All, AnyOf, Not]
+Node = Cond | All | AnyOf | Not
 
 
 def parse_filters(filters: Mapping[str, Any] | None) -> Node | None:

@@ -82,8 +82,12 @@ class Memory(EntityInspection):
         """Remember a text, a message dict or a list of messages (each non-system message is
         one memory). The whole call is one embedding batch and one transaction."""
         return self.add_batch(
-            [messages], user_id=user_id, agent_id=agent_id, run_id=run_id,
-            metadata=[metadata], infer=infer,
+            [messages],
+            user_id=user_id,
+            agent_id=agent_id,
+            run_id=run_id,
+            metadata=[metadata],
+            infer=infer,
         )
 
     def add_batch(
@@ -111,17 +115,28 @@ class Memory(EntityInspection):
         self, items: Sequence[Any], metas: list[Any], scope: Scope
     ) -> list[MemoryRecord]:
         max_chars = self.settings.max_text_chars
-        parsed = [(v.normalise_messages(i, max_chars), v.validate_metadata(m))
-                  for i, m in zip(items, metas)]
+        parsed = [
+            (v.normalise_messages(i, max_chars), v.validate_metadata(m))
+            for i, m in zip(items, metas)
+        ]
         start = _now()
         records = []
         for messages, meta in parsed:
             for message in messages:
                 # Distinct microseconds keep the order of one batch in "newest first" listings.
                 at = (start + timedelta(microseconds=len(records))).isoformat()
-                records.append(MemoryRecord(
-                    str(uuid.uuid4()), message.content, scope, meta, at, at, message.role,
-                    message.name))
+                records.append(
+                    MemoryRecord(
+                        str(uuid.uuid4()),
+                        message.content,
+                        scope,
+                        meta,
+                        at,
+                        at,
+                        message.role,
+                        message.name,
+                    )
+                )
         return records
 
     def _write_new(self, records: list[MemoryRecord]) -> None:
@@ -129,13 +144,20 @@ class Memory(EntityInspection):
         vectors = self.embedder.embed_batch(texts)
         plan = self._plan(texts)
         new = [NewMemory(r, vec, t) for r, vec, t in zip(records, vectors, terms_batch(texts))]
-        history = [HistoryEvent(r.id, "ADD", None, r.text, r.created_at, r.role, r.actor_id)
-                   for r in records]
+        history = [
+            HistoryEvent(r.id, "ADD", None, r.text, r.created_at, r.role, r.actor_id)
+            for r in records
+        ]
         with self.store.transaction():
             self.store.put_memories(new)
             if plan is not None:
-                apply_links(self.store, records[0].scope, [r.id for r in records], plan,
-                            self.settings.retrieval)
+                apply_links(
+                    self.store,
+                    records[0].scope,
+                    [r.id for r in records],
+                    plan,
+                    self.settings.retrieval,
+                )
             self.store.append_history(history)
 
     def _plan(self, texts: list[str]):
@@ -160,8 +182,9 @@ class Memory(EntityInspection):
         new_text = old.text if text is None else v.validate_text(text, self.settings.max_text_chars)
         merged = {**old.metadata, **v.validate_metadata(metadata)}
         at = _now().isoformat()
-        record = MemoryRecord(old.id, new_text, old.scope, merged, old.created_at, at, old.role,
-                              old.actor_id)
+        record = MemoryRecord(
+            old.id, new_text, old.scope, merged, old.created_at, at, old.role, old.actor_id
+        )
         changed = new_text != old.text
         vector = self.embedder.embed_batch([new_text])[0] if changed else None
         plan = self._plan([new_text]) if changed else None
@@ -172,8 +195,9 @@ class Memory(EntityInspection):
                 if plan is not None:
                     apply_links(self.store, old.scope, [old.id], plan, self.settings.retrieval)
                 self.store.drop_orphan_entities(touched)
-            self.store.append_history([HistoryEvent(old.id, "UPDATE", old.text, new_text, at,
-                                                    old.role, old.actor_id)])
+            self.store.append_history(
+                [HistoryEvent(old.id, "UPDATE", old.text, new_text, at, old.role, old.actor_id)]
+            )
         return {"results": [{**record.to_dict(), "event": "UPDATE"}]}
 
     def delete(
@@ -201,9 +225,12 @@ class Memory(EntityInspection):
             touched = self.store.unlink_memories(ids)
             self.store.delete_memories(ids)
             self.store.drop_orphan_entities(touched)
-            self.store.append_history([
-                HistoryEvent(r.id, "DELETE", r.text, None, at, r.role, r.actor_id)
-                for r in records])
+            self.store.append_history(
+                [
+                    HistoryEvent(r.id, "DELETE", r.text, None, at, r.role, r.actor_id)
+                    for r in records
+                ]
+            )
 
     def reset(self) -> None:
         """Delete everything in this collection: memories, entities, links and history."""
@@ -226,7 +253,8 @@ class Memory(EntityInspection):
         """Hybrid search (dense + BM25 + entity links) in a scope; ``threshold`` gates the
         returned score; ``explain=True`` adds each score component."""
         scope_kwargs, rest = v.lift_scope_from_filters(
-            filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+            filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        )
         request = SearchRequest(
             query=v.validate_text(query, self.settings.max_text_chars, "query"),
             scope=v.make_scope(**scope_kwargs),
@@ -257,10 +285,12 @@ class Memory(EntityInspection):
     ) -> Result:
         """A scope's memories, newest first."""
         scope_kwargs, rest = v.lift_scope_from_filters(
-            filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+            filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        )
         scope = v.make_scope(**scope_kwargs)
         records = self.store.list_memories(
-            scope, parse_filters(rest), v.validate_top_k(limit, "limit"), max(0, int(offset)))
+            scope, parse_filters(rest), v.validate_top_k(limit, "limit"), max(0, int(offset))
+        )
         return {"results": [r.to_dict() for r in records]}
 
     def history(self, memory_id: str) -> Result:
@@ -270,13 +300,16 @@ class Memory(EntityInspection):
             raise NotFound(f"no memory or history with id {memory_id!r}")
         return {"results": [e.to_dict() for e in events]}
 
-    def _get_in_scope(self, memory_id: Any, user_id: Any, agent_id: Any,
-                      run_id: Any) -> MemoryRecord:
+    def _get_in_scope(
+        self, memory_id: Any, user_id: Any, agent_id: Any, run_id: Any
+    ) -> MemoryRecord:
         memory_id = v.validate_memory_id(memory_id)
         found = self.store.get_memories([memory_id])
-        scope = Scope(v.validate_scope_id("user_id", user_id),
-                      v.validate_scope_id("agent_id", agent_id),
-                      v.validate_scope_id("run_id", run_id))
+        scope = Scope(
+            v.validate_scope_id("user_id", user_id),
+            v.validate_scope_id("agent_id", agent_id),
+            v.validate_scope_id("run_id", run_id),
+        )
         if not found or not scope.contains(found[0].scope):
             raise NotFound(f"no memory with id {memory_id!r} in this scope; check the id")
         return found[0]

@@ -81,8 +81,9 @@ def _complete_dense(request, store, vector, candidates, dense) -> None:
     """Exact cosine for candidates that came from another signal (also checks scope+filters)."""
     missing = [c for c in candidates if c not in dense]
     if missing:
-        dense.update(store.vector_search(vector, request.scope, len(missing), request.filters,
-                                         ids=missing))
+        dense.update(
+            store.vector_search(vector, request.scope, len(missing), request.filters, ids=missing)
+        )
 
 
 def _complete_keyword(request, store, terms, candidates, keyword) -> None:
@@ -91,5 +92,6 @@ def _complete_keyword(request, store, terms, candidates, keyword) -> None:
         return
     missing = [c for c in candidates if c not in keyword]
     if missing:
-        keyword.update(store.keyword_search(terms, request.scope, len(missing), request.filters,
-                                            ids=missing))
+        keyword.update(
+            store.keyword_search(terms, request.scope, len(missing), request.filters, ids=missing)
+        )

@@ -95,8 +95,9 @@ def test_history_of_unknown_id(memory):
         lambda m: m.add("text", user_id="u", metadata={"user_id": "other"}),
         lambda m: m.add("text", user_id="u", metadata={"x": object()}),
         lambda m: m.add("x" * 20_001, user_id="u"),
-        lambda m: m.add([{"role": "user", "content": "ok"}, {"role": "user", "content": ""}],
-                        user_id="u"),
+        lambda m: m.add(
+            [{"role": "user", "content": "ok"}, {"role": "user", "content": ""}], user_id="u"
+        ),
     ],
 )
 def test_bad_add_raises_and_writes_nothing(memory, call):

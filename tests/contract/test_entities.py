@@ -11,8 +11,10 @@ from linkmem.types import Scope
 
 
 def test_same_entity_from_200_memories_is_one_row_with_200_links(memory):
-    memory.add([{"role": "user", "content": f"walked with Max on day {i}"} for i in range(200)],
-               user_id="u")
+    memory.add(
+        [{"role": "user", "content": f"walked with Max on day {i}"} for i in range(200)],
+        user_id="u",
+    )
     (entity,) = memory.entities(user_id="u")["results"]
     assert entity["entity"] == "Max" and entity["link_count"] == 200
     assert len(memory.entity_memories("Max", user_id="u")["results"]) == 200
@@ -37,8 +39,13 @@ def test_entities_are_per_scope(memory):
 
 
 def test_links_are_queryable_both_ways(memory):
-    out = memory.add([{"role": "user", "content": "Max met Oscar in Paris"},
-                      {"role": "user", "content": "Oscar lives in Paris"}], user_id="u")
+    out = memory.add(
+        [
+            {"role": "user", "content": "Max met Oscar in Paris"},
+            {"role": "user", "content": "Oscar lives in Paris"},
+        ],
+        user_id="u",
+    )
     first, second = (r["id"] for r in out["results"])
     of_first = {e["entity"] for e in memory.memory_entities(first)["results"]}
     assert of_first == {"Max", "Oscar", "Paris"}
@@ -47,8 +54,9 @@ def test_links_are_queryable_both_ways(memory):
 
 
 def test_related_entities_count_shared_memories(memory):
-    memory.add_batch(["Max met Oscar", "Max and Oscar in Paris", "Max alone", "Luna in Paris"],
-                     user_id="u")
+    memory.add_batch(
+        ["Max met Oscar", "Max and Oscar in Paris", "Max alone", "Luna in Paris"], user_id="u"
+    )
     related = memory.related_entities("Max", user_id="u")["results"]
     assert [(e["entity"], e["shared_memories"]) for e in related] == [("Oscar", 2), ("Paris", 1)]
 
@@ -75,8 +83,12 @@ def test_rename_and_rename_onto_existing_merges(memory):
     memory.add_batch(["Jon runs", "John swims", "Jon and John"], user_id="u")
     renamed = memory.rename_entity("Jon", "Jonathan", user_id="u")["results"][0]
     assert renamed["entity"] == "Jonathan" and renamed["key"] == "jonathan"
-    assert memory.search("Jonathan", user_id="u", explain=True)["results"][0][
-        "score_details"]["entity"] == "Jonathan"
+    assert (
+        memory.search("Jonathan", user_id="u", explain=True)["results"][0]["score_details"][
+            "entity"
+        ]
+        == "Jonathan"
+    )
     merged = memory.rename_entity("John", "jonathan", user_id="u")["results"][0]
     assert merged["link_count"] == 3
     assert len(memory.entities(user_id="u")["results"]) == 1
@@ -91,10 +103,12 @@ def test_entity_calls_check_scope(memory):
 
 def test_entity_linked_memories_join_the_pool(make_memory):
     memory = make_memory(retrieval={"pool_min": 1, "pool_factor": 1})
-    memory.add_batch([f"notes about the garden and the weather {i}" for i in range(20)]
-                     + ["Zanzibar trip booked"], user_id="u")
-    found = memory.search("garden weather Zanzibar", user_id="u", top_k=5,
-                          explain=True)["results"]
+    memory.add_batch(
+        [f"notes about the garden and the weather {i}" for i in range(20)]
+        + ["Zanzibar trip booked"],
+        user_id="u",
+    )
+    found = memory.search("garden weather Zanzibar", user_id="u", top_k=5, explain=True)["results"]
     assert "Zanzibar trip booked" in [r["memory"] for r in found]
 
 

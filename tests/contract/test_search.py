@@ -62,13 +62,18 @@ def test_score_does_not_depend_on_other_memories(memory):
 
 def test_keyword_only_match_joins_the_candidate_pool(make_memory):
     memory = make_memory(retrieval={"pool_min": 2, "pool_factor": 1})
-    memory.add([{"role": "user", "content": f"meeting notes about budget item {i} and "
-                 "meeting plans"} for i in range(30)], user_id="u")
+    memory.add(
+        [
+            {"role": "user", "content": f"meeting notes about budget item {i} and meeting plans"}
+            for i in range(30)
+        ],
+        user_id="u",
+    )
     memory.add("xylophone", user_id="u")
-    dense_only = memory.search("meeting xylophone", user_id="u", top_k=2,
-                               signals=Signals(True, False, False))["results"]
-    full = memory.search("meeting xylophone", user_id="u", top_k=2,
-                         explain=True)["results"]
+    dense_only = memory.search(
+        "meeting xylophone", user_id="u", top_k=2, signals=Signals(True, False, False)
+    )["results"]
+    full = memory.search("meeting xylophone", user_id="u", top_k=2, explain=True)["results"]
     assert "xylophone" not in [r["memory"] for r in dense_only]
     assert "xylophone" in [r["memory"] for r in full]
 

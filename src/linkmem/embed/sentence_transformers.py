@@ -44,7 +44,10 @@ class SentenceTransformerEmbedder:
                 f"sentence-transformers could not load {name!r}: {exc}. Give the path of a "
                 "local model folder (models are not downloaded at run time)."
             ) from exc
-        dim = self._model.get_sentence_embedding_dimension()
+        # sentence-transformers 6 renamed get_sentence_embedding_dimension.
+        model = self._model
+        get_dim = getattr(model, "get_embedding_dimension", None)
+        dim = get_dim() if get_dim else model.get_sentence_embedding_dimension()
         if not dim:
             raise ModelUnavailable(
                 f"{name!r} does not report its embedding dimension: use a sentence-transformers "

@@ -40,7 +40,5 @@ def entity_boosts(
         return {}
     linked = store.memories_of_entities(list(similarity))
     names = {e.id: e.text for e in store.get_entities(list(linked))}
-    matches = (
-        (names[eid], similarity[eid], len(mids), mids) for eid, mids in linked.items()
-    )
+    matches = ((names[eid], similarity[eid], len(mids), mids) for eid, mids in linked.items())
     return best_boosts(matches, config)

@@ -80,7 +80,12 @@ class EntityInspection:
         }
 
     def merge_entities(
-        self, keep: str, drop: str, *, user_id: Any = None, agent_id: Any = None,
+        self,
+        keep: str,
+        drop: str,
+        *,
+        user_id: Any = None,
+        agent_id: Any = None,
         run_id: Any = None,
     ) -> Result:
         """Move every link of ``drop`` to ``keep`` and delete ``drop``."""
@@ -94,7 +99,12 @@ class EntityInspection:
         return {"results": [self.store.get_entities([kept.id])[0].to_dict()]}
 
     def rename_entity(
-        self, entity: str, new_name: str, *, user_id: Any = None, agent_id: Any = None,
+        self,
+        entity: str,
+        new_name: str,
+        *,
+        user_id: Any = None,
+        agent_id: Any = None,
         run_id: Any = None,
     ) -> Result:
         """Rename an entity; if the new name is another entity of the scope, merge into it."""

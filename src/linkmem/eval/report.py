@@ -22,10 +22,9 @@ def write_json(result: Mapping[str, Any], path: str | Path) -> Path:
     return target
 
 
-def group_label(group: str, n: int) -> str:
-    name = CATEGORIES.get(int(group)) if group.isdigit() else None
-    head = f"{group} {name}" if name else group
-    return f"{head}\n(n={n})"
+def legend() -> str:
+    names = " · ".join(f"{cid} {name}" for cid, name in CATEGORIES.items())
+    return f"categories: {names}; 1-4 is the headline"
 
 
 def _cell(value: float | None) -> str:
@@ -40,7 +39,8 @@ def recall_table(result: Mapping[str, Any], k: int) -> Table:
     table.add_column("ablation", no_wrap=True)
     for group in GROUPS:
         style = "bold" if group == "1-4" else None
-        table.add_column(group_label(group, first["counts"][group]), justify="right", style=style)
+        header = f"{group}\n(n={first['counts'][group]})"
+        table.add_column(header, justify="right", style=style, no_wrap=True)
     for name, data in ablations.items():
         table.add_row(name, *(_cell(data["recall"][group][str(k)]) for group in GROUPS))
     return table
@@ -79,6 +79,7 @@ def print_report(result: Mapping[str, Any], console: Console | None = None) -> N
         f"({setup['questions_without_evidence']} without evidence left out); "
         f"embedder {setup['embedder']}, entities {setup['entities']}"
     )
+    console.print(legend())
     for k in result["ks"]:
         console.print(recall_table(result, k))
     console.print(timing_table(result))

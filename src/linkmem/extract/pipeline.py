@@ -42,7 +42,9 @@ DISABLED_COMPONENTS: tuple[str, ...] = ("lemmatizer",)
 USE_NUMPY_OPS = True
 
 _lock = threading.Lock()
-_cache: dict[str | None, Any] = {}
+_cache: dict[str | None, Any] = {}  # by requested name (None: the default chain)
+_packages: dict[str, Any] = {}  # by the package that actually loaded
+_run_locks: dict[int, threading.Lock] = {}
 
 
 def candidate_names(configured: str | None = None) -> list[str]:
@@ -69,19 +71,27 @@ def clear_cache() -> None:
     """Forget loaded pipelines (tests, or after installing a different one)."""
     with _lock:
         _cache.clear()
+        _packages.clear()
+
+
+def run_lock(nlp: Any) -> threading.Lock:
+    """The lock serialising calls into one loaded pipeline (its string store is shared)."""
+    with _lock:
+        return _run_locks.setdefault(id(nlp), threading.Lock())
 
 
 def _resolve(configured: str | None) -> Any:
     tried: list[str] = []
     for name in candidate_names(configured):
         try:
-            nlp = _load(name)
+            nlp = _packages.get(name) or _load(name)
         except (OSError, ImportError, ValueError) as exc:
             tried.append(f"{name} ({_short(exc)})")
             continue
         if configured and name != configured:
             log.warning("spaCy pipeline %r could not be loaded; using %r", configured, name)
         nlp.meta.setdefault("linkmem", {})["package"] = name
+        _packages[name] = nlp
         return nlp
     raise ModelUnavailable(
         "No spaCy pipeline for entity extraction could be loaded. Tried: "

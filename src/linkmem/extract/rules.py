@@ -46,13 +46,39 @@ class Candidate:
 
 def candidates(doc: Doc, text: str, lemmatize: Lemmatize) -> list[Candidate]:
     """Every candidate from every source, unresolved."""
-    blocked = {t.i for ent in doc.ents for t in ent}
+    named, amounts = _entity_tokens(doc)
     found = list(ner_candidates(doc))
     found += identifier_candidates(text)
-    found += name_candidates(doc, blocked)
+    found += name_candidates(doc, named | amounts)
     found += quote_candidates(text)
-    found += topic_candidates(doc, blocked - _kept_ent_tokens(doc), lemmatize)
+    found += topic_candidates(doc, amounts, lemmatize)
     return found
+
+
+def _entity_tokens(doc: Doc) -> tuple[set[int], set[int]]:
+    """Token indices inside kept NER entities, and inside date/number entities.
+
+    A name the NER swallowed into a number or date ("OpenClaw 12,400" as CARDINAL,
+    "MySQL to PostgreSQL 16" as DATE) is not counted as part of the amount.
+    """
+    named: set[int] = set()
+    amounts: set[int] = set()
+    for ent in doc.ents:
+        if ent.label_ in lx.KEEP_LABELS:
+            named.update(t.i for t in ent)
+            continue
+        numeric = ent.label_ not in ("DATE", "TIME")
+        amounts.update(t.i for t in ent if not _name_in_amount(t, numeric))
+    return named, amounts
+
+
+def _name_in_amount(tok: Token, numeric: bool) -> bool:
+    if not _is_name_like(tok) or tok.lower_ in lx.CALENDAR_WORDS or _PERIOD.match(tok.text):
+        return False
+    return numeric or _inner_caps(tok.text)
+
+
+_PERIOD = re.compile(r"^(Q[1-4]|H[12]|FY\d{2,4}|\d+(st|nd|rd|th)|[AP]M)$", re.IGNORECASE)
 
 
 # ---------------------------------------------------------------- shared filters
@@ -77,7 +103,7 @@ def is_bad_single(word: str, *, named: bool = False) -> bool:
     low = word.lower()
     if len(word) < 2 or low in lx.GENERIC_ROLES or low in lx.GENERIC_SINGLES:
         return True
-    if low in lx.TITLES:
+    if low in lx.EMPTY_HEADS or low in lx.TITLES:
         return True
     is_acronym = word.isupper() and word.isalpha()
     return low in STOP_WORDS and not (named or is_acronym)
@@ -111,15 +137,11 @@ def _trim(toks: list[Token]) -> list[Token]:
     return toks
 
 
-def _kept_ent_tokens(doc: Doc) -> set[int]:
-    return {t.i for ent in doc.ents if ent.label_ in lx.KEEP_LABELS for t in ent}
-
-
 # ---------------------------------------------------------------- (a) NER
 
 
 def ner_candidates(doc: Doc) -> Iterator[Candidate]:
-    """Named entities with a kept label, split at "and"/"or", trimmed and filtered."""
+    """Named entities with a kept label, split at "and"/"or"/commas, trimmed and filtered."""
     for ent in doc.ents:
         if ent.label_ not in lx.KEEP_LABELS:
             continue
@@ -132,7 +154,7 @@ def ner_candidates(doc: Doc) -> Iterator[Candidate]:
 def _split_at_conjunction(toks: list[Token]) -> Iterator[list[Token]]:
     part: list[Token] = []
     for tok in toks:
-        if tok.pos_ == "CCONJ" and tok.lower_ in ("and", "or"):
+        if tok.text in (",", ";") or (tok.pos_ == "CCONJ" and tok.lower_ in ("and", "or")):
             yield part
             part = []
         else:
@@ -144,7 +166,18 @@ def _acceptable_name(toks: list[Token], *, named: bool) -> bool:
     text = " ".join(t.text for t in toks)
     if is_noise(text) or not any(c.isupper() for c in text):
         return False
-    return len(toks) > 1 or not is_bad_single(toks[0].text, named=named)
+    return len(toks) > 1 or not (is_bad_single(text, named=named) or _fragment_head(toks[0]))
+
+
+def _fragment_head(tok: Token) -> bool:
+    """The first word of a verbless note ("Allergic to peanuts", "Lunch with Tom"): the
+    NER often calls it a name, the tagger and parser know better."""
+    plain = tok.tag_ not in ("NNP", "NNPS") and not _inner_caps(tok.text)
+    return plain and tok.dep_ == "ROOT" and _sentence_initial(tok)
+
+
+def _inner_caps(word: str) -> bool:
+    return any(c.isupper() or c.isdigit() for c in word[1:])
 
 
 # ---------------------------------------------------------------- (b) identifiers
@@ -260,7 +293,7 @@ def _is_name_like(tok: Token) -> bool:
         return any(c.isupper() for c in word)  # "iPhone", "macOS"
     if not word[0].isupper():
         return False
-    if tok.tag_ in ("NNP", "NNPS") or any(c.isupper() or c.isdigit() for c in word[1:]):
+    if tok.tag_ in ("NNP", "NNPS") or _inner_caps(word):
         return True
     return _capitalised_mid_sentence(tok) and tok.pos_ in _NAME_POS
 
@@ -270,6 +303,7 @@ def _capitalised_mid_sentence(tok: Token) -> bool:
     return tok.dep_ in _NOMINAL_DEPS and not _sentence_initial(tok)
 
 
+_SENTENCE_OPENERS = frozenset('.!?:;"“‘(*-•–—#>+')
 _PLURAL_ACRONYM = re.compile(r"^[A-Z]{2,}s$")  # "APIs", "URLs": common nouns
 _NAME_POS = frozenset({"NOUN", "PROPN", "AUX", "VERB", "ADJ"})
 _NOMINAL_DEPS = frozenset(
@@ -281,17 +315,23 @@ def _sentence_initial(tok: Token) -> bool:
     if tok.i == 0 or tok.is_sent_start:
         return True
     prev = tok.doc[tok.i - 1]
-    return prev.text in {".", "!", "?", ":", ";", '"', "“", "‘", "("} or "\n" in prev.whitespace_
+    return prev.text in _SENTENCE_OPENERS or "\n" in prev.whitespace_
 
 
 def _acceptable_single_name(tok: Token) -> bool:
     low = tok.lower_
     if low in lx.CALENDAR_WORDS and _temporal_context(tok):
         return False
+    if _sentence_initial(tok) and _looks_plural(tok.text):
+        return False  # "Glasses need cleaning": a plural the tagger took for a name
     title_case = tok.text[0].isupper() and tok.text[1:].islower()
     if title_case and (tok.tag_ == "NNP" or _capitalised_mid_sentence(tok)):
         return not is_bad_single(tok.text, named=True)  # "May", "Will": names, not "It"
     return not is_bad_single(tok.text)
+
+
+def _looks_plural(word: str) -> bool:
+    return word.endswith("s") and not word.endswith("ss") and not _inner_caps(word)
 
 
 def _temporal_context(tok: Token) -> bool:
@@ -398,7 +438,7 @@ def _is_modifier(tok: Token) -> bool:
         return False
     if tok.pos_ in ("NOUN", "PROPN", "ADJ"):
         return True
-    return tok.pos_ == "VERB" and tok.dep_ in ("compound", "amod")
+    return tok.tag_ in ("VBG", "VBN") and tok.dep_ in ("compound", "amod")  # "machine learning"
 
 
 def _has_noun_modifier(words: list[Token]) -> bool:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 from linkmem.errors import ConfigError
 from linkmem.extract.base import EntityKind, ExtractedEntity, normalise_key
 from linkmem.extract.lexicon import LEADING_STRIP
-from linkmem.extract.pipeline import lemmatizer_for, load_pipeline, pipeline_info
+from linkmem.extract.pipeline import lemmatizer_for, load_pipeline, pipeline_info, run_lock
 from linkmem.extract.rules import IDENT, NER, QUOTE, Candidate, candidates, overlaps
 
 
@@ -35,7 +34,7 @@ class SpacyEntityExtractor:
         self.max_entities_per_text = max_entities_per_text
         self._nlp = load_pipeline(pipeline)
         self._lemmatize = lemmatizer_for(self._nlp)
-        self._lock = threading.Lock()
+        self._lock = run_lock(self._nlp)
         info = pipeline_info(pipeline)
         self.description = (
             f"spaCy {info['spacy_version']} pipeline {info['name']} {info['version']}"
@@ -51,7 +50,7 @@ class SpacyEntityExtractor:
         todo = [(i, t[: self._nlp.max_length]) for i, t in enumerate(texts) if t and t.strip()]
         if not todo:
             return results
-        with self._lock:  # a spaCy Language is not documented as safe to share
+        with self._lock:  # one pipeline, shared by every extractor in the process
             docs = list(self._nlp.pipe([t for _, t in todo], batch_size=self.batch_size))
         for (i, text), doc in zip(todo, docs, strict=True):
             found = resolve(candidates(doc, text, self._lemmatize))

@@ -11,7 +11,9 @@ def idf(n_docs: int, doc_freq: int) -> float:
     return math.log(1.0 + (n_docs - doc_freq + 0.5) / (doc_freq + 0.5))
 
 
-def term_score(tf: int, doc_len: int, avg_len: float, idf_value: float, k1: float, b: float) -> float:
+def term_score(
+    tf: int, doc_len: int, avg_len: float, idf_value: float, k1: float, b: float
+) -> float:
     norm = k1 * (1.0 - b + b * doc_len / avg_len) if avg_len > 0 else k1
     return idf_value * tf * (k1 + 1.0) / (tf + norm)
 
@@ -33,8 +35,9 @@ def score_document(
     )
 
 
-def squash(raw: float, n_terms: int, midpoint_base: float, per_term: float, cap: int,
-           steepness: float) -> float:
+def squash(
+    raw: float, n_terms: int, midpoint_base: float, per_term: float, cap: int, steepness: float
+) -> float:
     """Map a raw BM25 score to 0..1 with a sigmoid whose midpoint and steepness follow the
     number of query terms; 0 stays 0 (no keyword match means no keyword score)."""
     if raw <= 0.0:

@@ -69,8 +69,16 @@ def fuse_all(
 ) -> list[tuple[str, ScoreParts]]:
     """Score every candidate and sort best first (ties keep a stable id order)."""
     scored = [
-        (mid, fuse(dense.get(mid, 0.0), bm25_raw.get(mid, 0.0), n_query_terms,
-                   boosts.get(mid, (0.0, None)), config))
+        (
+            mid,
+            fuse(
+                dense.get(mid, 0.0),
+                bm25_raw.get(mid, 0.0),
+                n_query_terms,
+                boosts.get(mid, (0.0, None)),
+                config,
+            ),
+        )
         for mid in sorted(set(candidates))
     ]
     scored.sort(key=lambda item: -item[1].score)

@@ -174,8 +174,7 @@ class Store(Protocol):
         """entity id -> linked memory ids."""
         ...
 
-    def entities_of_memories(self, memory_ids: Sequence[str]) -> dict[str, list[EntityRecord]]:
-        ...
+    def entities_of_memories(self, memory_ids: Sequence[str]) -> dict[str, list[EntityRecord]]: ...
 
     def cooccurring_entities(self, entity_id: str, limit: int) -> list[tuple[EntityRecord, int]]:
         """Entities sharing memories with ``entity_id``, with the number of shared memories."""

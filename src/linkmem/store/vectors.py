@@ -92,7 +92,9 @@ def top_k_many(
     return [_top(scores, ids, k, min_score) for scores in all_scores]
 
 
-def _top(scores: np.ndarray, ids: list[str], k: int, min_score: float | None) -> list[tuple[str, float]]:
+def _top(
+    scores: np.ndarray, ids: list[str], k: int, min_score: float | None
+) -> list[tuple[str, float]]:
     index = np.arange(len(scores))
     if min_score is not None:
         index = index[scores >= min_score]

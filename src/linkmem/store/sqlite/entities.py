@@ -35,8 +35,9 @@ class EntityTables:
 
     def _load_entity_vectors(self, scope_id: int) -> tuple[list[int], list[str], list[bytes]]:
         rows = self.db.rows(
-            f"SELECT rowid, id, embedding FROM {self.c}_entities WHERE scope_id = ? "
-            "ORDER BY rowid", (scope_id,))
+            f"SELECT rowid, id, embedding FROM {self.c}_entities WHERE scope_id = ? ORDER BY rowid",
+            (scope_id,),
+        )
         return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
     def _entity_select(self) -> str:
@@ -52,9 +53,13 @@ class EntityTables:
             return {}
         found: dict[str, str] = {}
         for chunk in iter_chunks(list(keys), CHUNK):
-            found.update(self.db.rows(
-                f"SELECT key, id FROM {self.c}_entities WHERE scope_id = ? "
-                f"AND key IN ({placeholders(len(chunk))})", [scope_id, *chunk]))
+            found.update(
+                self.db.rows(
+                    f"SELECT key, id FROM {self.c}_entities WHERE scope_id = ? "
+                    f"AND key IN ({placeholders(len(chunk))})",
+                    [scope_id, *chunk],
+                )
+            )
         return found
 
     def nearest_entities(
@@ -64,7 +69,9 @@ class EntityTables:
             params = exact_scope_params(scope)
             scopes = self.db.rows(
                 f"SELECT id, ent_version FROM {self.c}_scopes WHERE user_id = ? AND "
-                "agent_id = ? AND run_id = ?", params)
+                "agent_id = ? AND run_id = ?",
+                params,
+            )
         else:
             scopes = self._matching_scopes(scope, "ent_version")  # type: ignore[attr-defined]
         entries = [self.entity_vectors.get(s, v) for s, v in scopes]
@@ -84,8 +91,8 @@ class EntityTables:
                 self.db.run_many(
                     f"INSERT OR IGNORE INTO {self.c}_entities (id, scope_id, key, text, kind, "
                     "created_at, embedding) VALUES (?,?,?,?,?,?,?)",
-                    [(e.id, scope_id, e.key, e.text, e.kind, now, encode(e.vector))
-                     for e in group])
+                    [(e.id, scope_id, e.key, e.text, e.kind, now, encode(e.vector)) for e in group],
+                )
                 self._bump([scope_id], "ent_version")  # type: ignore[attr-defined]
                 out.update(self.find_entities(scope, [e.key for e in group]))
         return out
@@ -93,9 +100,13 @@ class EntityTables:
     def _entity_rowids(self, ids: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
         for chunk in iter_chunks(list(ids), CHUNK):
-            out.update(self.db.rows(
-                f"SELECT id, rowid FROM {self.c}_entities WHERE id IN "
-                f"({placeholders(len(chunk))})", chunk))
+            out.update(
+                self.db.rows(
+                    f"SELECT id, rowid FROM {self.c}_entities WHERE id IN "
+                    f"({placeholders(len(chunk))})",
+                    chunk,
+                )
+            )
         return out
 
     def link(self, pairs: Sequence[tuple[str, str]]) -> None:
@@ -104,12 +115,15 @@ class EntityTables:
         with self.db.transaction():
             memories = self._rowids({m for m, _ in pairs})  # type: ignore[attr-defined]
             entities = self._entity_rowids({e for _, e in pairs})
-            missing = {m for m, _ in pairs} - memories.keys() | {e for _, e in pairs} - entities.keys()
+            missing = {m for m, _ in pairs} - memories.keys() | {
+                e for _, e in pairs
+            } - entities.keys()
             if missing:
                 raise NotFound(f"cannot link unknown ids {sorted(missing)[:5]}")
             self.db.run_many(
                 f"INSERT OR IGNORE INTO {self.c}_links (entity, memory) VALUES (?, ?)",
-                [(entities[e], memories[m]) for m, e in pairs])
+                [(entities[e], memories[m]) for m, e in pairs],
+            )
 
     def unlink_memories(self, memory_ids: Sequence[str]) -> list[str]:
         touched: set[str] = set()
@@ -117,9 +131,14 @@ class EntityTables:
             for chunk in iter_chunks(list(memory_ids), CHUNK):
                 marks = placeholders(len(chunk))
                 sub = f"SELECT rowid FROM {self.c} WHERE id IN ({marks})"
-                touched.update(r[0] for r in self.db.rows(
-                    f"SELECT DISTINCT e.id FROM {self.c}_links l JOIN {self.c}_entities e "
-                    f"ON e.rowid = l.entity WHERE l.memory IN ({sub})", chunk))
+                touched.update(
+                    r[0]
+                    for r in self.db.rows(
+                        f"SELECT DISTINCT e.id FROM {self.c}_links l JOIN {self.c}_entities e "
+                        f"ON e.rowid = l.entity WHERE l.memory IN ({sub})",
+                        chunk,
+                    )
+                )
                 self.db.run(f"DELETE FROM {self.c}_links WHERE memory IN ({sub})", chunk)
         return sorted(touched)
 
@@ -129,9 +148,14 @@ class EntityTables:
             for chunk in iter_chunks(list(entity_ids), CHUNK):
                 where = (
                     f"id IN ({placeholders(len(chunk))}) AND NOT EXISTS (SELECT 1 FROM "
-                    f"{self.c}_links l WHERE l.entity = {self.c}_entities.rowid)")
-                scopes = [r[0] for r in self.db.rows(
-                    f"SELECT DISTINCT scope_id FROM {self.c}_entities WHERE {where}", chunk)]
+                    f"{self.c}_links l WHERE l.entity = {self.c}_entities.rowid)"
+                )
+                scopes = [
+                    r[0]
+                    for r in self.db.rows(
+                        f"SELECT DISTINCT scope_id FROM {self.c}_entities WHERE {where}", chunk
+                    )
+                ]
                 dropped += self.db.run(f"DELETE FROM {self.c}_entities WHERE {where}", chunk)
                 self._bump(scopes, "ent_version")  # type: ignore[attr-defined]
         return dropped
@@ -140,7 +164,8 @@ class EntityTables:
         found: dict[str, EntityRecord] = {}
         for chunk in iter_chunks(list(ids), CHUNK):
             rows = self.db.rows(
-                f"{self._entity_select()} WHERE e.id IN ({placeholders(len(chunk))})", chunk)
+                f"{self._entity_select()} WHERE e.id IN ({placeholders(len(chunk))})", chunk
+            )
             found.update((r[0], _entity_from_row(r)) for r in rows)
         return [found[i] for i in ids if i in found]
 
@@ -150,7 +175,8 @@ class EntityTables:
         where, args = scope_where(scope)
         rows = self.db.rows(
             f"{self._entity_select()} WHERE {where} ORDER BY {_ORDERS[order]} LIMIT ? OFFSET ?",
-            [*args, limit, offset])
+            [*args, limit, offset],
+        )
         return [_entity_from_row(r) for r in rows]
 
     def memories_of_entities(self, entity_ids: Sequence[str]) -> dict[str, list[str]]:
@@ -159,7 +185,9 @@ class EntityTables:
             rows = self.db.rows(
                 f"SELECT e.id, m.id FROM {self.c}_links l JOIN {self.c}_entities e "
                 f"ON e.rowid = l.entity JOIN {self.c} m ON m.rowid = l.memory "
-                f"WHERE e.id IN ({placeholders(len(chunk))}) ORDER BY m.rowid", chunk)
+                f"WHERE e.id IN ({placeholders(len(chunk))}) ORDER BY m.rowid",
+                chunk,
+            )
             for eid, mid in rows:
                 out[eid].append(mid)
         return dict(out)
@@ -170,7 +198,9 @@ class EntityTables:
             rows = self.db.rows(
                 f"SELECT m.id, e.id FROM {self.c}_links l JOIN {self.c}_entities e "
                 f"ON e.rowid = l.entity JOIN {self.c} m ON m.rowid = l.memory "
-                f"WHERE m.id IN ({placeholders(len(chunk))}) ORDER BY e.rowid", chunk)
+                f"WHERE m.id IN ({placeholders(len(chunk))}) ORDER BY e.rowid",
+                chunk,
+            )
             records = {e.id: e for e in self.get_entities(list({r[1] for r in rows}))}
             for mid, eid in rows:
                 out[mid].append(records[eid])
@@ -182,7 +212,9 @@ class EntityTables:
             f"JOIN {self.c}_entities me ON me.rowid = a.entity AND me.id = ? "
             f"JOIN {self.c}_links b ON b.memory = a.memory AND b.entity != a.entity "
             f"JOIN {self.c}_entities o ON o.rowid = b.entity "
-            "GROUP BY o.id ORDER BY shared DESC, o.key LIMIT ?", (entity_id, limit))
+            "GROUP BY o.id ORDER BY shared DESC, o.key LIMIT ?",
+            (entity_id, limit),
+        )
         records = {e.id: e for e in self.get_entities([r[0] for r in rows])}
         return [(records[eid], shared) for eid, shared in rows]
 
@@ -192,24 +224,32 @@ class EntityTables:
             self.db.run(
                 f"INSERT OR IGNORE INTO {self.c}_links (entity, memory) "
                 f"SELECT ?, memory FROM {self.c}_links WHERE entity = ?",
-                (rowids[keep_id], rowids[drop_id]))
+                (rowids[keep_id], rowids[drop_id]),
+            )
             self.db.run(f"DELETE FROM {self.c}_links WHERE entity = ?", (rowids[drop_id],))
-            scopes = [r[0] for r in self.db.rows(
-                f"SELECT scope_id FROM {self.c}_entities WHERE rowid = ?", (rowids[drop_id],))]
+            scopes = [
+                r[0]
+                for r in self.db.rows(
+                    f"SELECT scope_id FROM {self.c}_entities WHERE rowid = ?", (rowids[drop_id],)
+                )
+            ]
             self.db.run(f"DELETE FROM {self.c}_entities WHERE rowid = ?", (rowids[drop_id],))
             self._bump(scopes, "ent_version")  # type: ignore[attr-defined]
 
     def rename_entity(self, entity_id: str, text: str, key: str, vector: np.ndarray) -> None:
         with self.db.transaction():
             scope_id = self.db.rows(
-                f"SELECT scope_id FROM {self.c}_entities WHERE id = ?", (entity_id,))[0][0]
+                f"SELECT scope_id FROM {self.c}_entities WHERE id = ?", (entity_id,)
+            )[0][0]
             self.db.run(
                 f"UPDATE {self.c}_entities SET text = ?, key = ?, embedding = ? WHERE id = ?",
-                (text, key, encode(vector), entity_id))
+                (text, key, encode(vector), entity_id),
+            )
             self._bump([scope_id], "ent_version")  # type: ignore[attr-defined]
 
 
 def _entity_from_row(row: Sequence[Any]) -> EntityRecord:
     scope = Scope(*(v or None for v in row[4:7]))
     return EntityRecord(
-        id=row[0], text=row[1], key=row[2], kind=row[3], scope=scope, link_count=row[7])
+        id=row[0], text=row[1], key=row[2], kind=row[3], scope=scope, link_count=row[7]
+    )

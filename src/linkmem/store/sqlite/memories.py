@@ -27,8 +27,14 @@ _MEMORY_COLUMNS = (
 def record_from_row(row: Sequence[Any]) -> MemoryRecord:
     scope = Scope(*(v or None for v in row[7:10]))
     return MemoryRecord(
-        id=row[0], text=row[1], scope=scope, metadata=json.loads(row[2]), created_at=row[3],
-        updated_at=row[4], role=row[5], actor_id=row[6],
+        id=row[0],
+        text=row[1],
+        scope=scope,
+        metadata=json.loads(row[2]),
+        created_at=row[3],
+        updated_at=row[4],
+        role=row[5],
+        actor_id=row[6],
     )
 
 
@@ -82,9 +88,18 @@ class MemoryTables:
 
     def _put_scope_group(self, scope_id: int, group: list[NewMemory]) -> None:
         rows = [
-            (m.record.id, scope_id, m.record.text, json.dumps(m.record.metadata), m.record.role,
-             m.record.actor_id, m.record.created_at, m.record.updated_at, len(m.terms),
-             encode(m.vector))
+            (
+                m.record.id,
+                scope_id,
+                m.record.text,
+                json.dumps(m.record.metadata),
+                m.record.role,
+                m.record.actor_id,
+                m.record.created_at,
+                m.record.updated_at,
+                len(m.terms),
+                encode(m.vector),
+            )
             for m in group
         ]
         self.db.run_many(
@@ -108,9 +123,12 @@ class MemoryTables:
     def _rowids(self, ids: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
         for chunk in iter_chunks(list(ids), CHUNK):
-            out.update(self.db.rows(
-                f"SELECT id, rowid FROM {self.c} WHERE id IN ({placeholders(len(chunk))})", chunk
-            ))
+            out.update(
+                self.db.rows(
+                    f"SELECT id, rowid FROM {self.c} WHERE id IN ({placeholders(len(chunk))})",
+                    chunk,
+                )
+            )
         return out
 
     def update_memory(
@@ -125,8 +143,9 @@ class MemoryTables:
                 (record.text, json.dumps(record.metadata), record.updated_at, rowid),
             )
             if vector is not None:
-                self.db.run(f"UPDATE {self.c} SET embedding = ? WHERE rowid = ?",
-                            (encode(vector), rowid))
+                self.db.run(
+                    f"UPDATE {self.c} SET embedding = ? WHERE rowid = ?", (encode(vector), rowid)
+                )
                 self._bump([scope_id], "mem_version")
             if terms is not None:
                 self._replace_postings(rowid, scope_id, old_len, terms)
@@ -208,15 +227,22 @@ class MemoryTables:
 
     def memory_ids(self, scope: Scope) -> list[str]:
         where, args = self._memory_where(scope, None)
-        return [r[0] for r in self.db.rows(
-            f"SELECT m.id FROM {self.c} m JOIN {self.c}_scopes s ON s.id = m.scope_id "
-            f"WHERE {where} ORDER BY m.rowid", args)]
+        return [
+            r[0]
+            for r in self.db.rows(
+                f"SELECT m.id FROM {self.c} m JOIN {self.c}_scopes s ON s.id = m.scope_id "
+                f"WHERE {where} ORDER BY m.rowid",
+                args,
+            )
+        ]
 
     def count_memories(self, scope: Scope | None = None) -> int:
         where, args = self._memory_where(scope or Scope(), None)
         return self.db.rows(
             f"SELECT count(*) FROM {self.c} m JOIN {self.c}_scopes s ON s.id = m.scope_id "
-            f"WHERE {where}", args)[0][0]
+            f"WHERE {where}",
+            args,
+        )[0][0]
 
     # retrieval -------------------------------------------------------------------------------
     def vector_search(
@@ -241,9 +267,14 @@ class MemoryTables:
         allowed: set[int] = set()
         for chunk in iter_chunks(list(ids), CHUNK) if ids is not None else [None]:
             where, args = self._memory_where(scope, filters, chunk)
-            allowed.update(r[0] for r in self.db.rows(
-                f"SELECT m.rowid FROM {self.c} m JOIN {self.c}_scopes s ON s.id = m.scope_id "
-                f"WHERE {where}", args))
+            allowed.update(
+                r[0]
+                for r in self.db.rows(
+                    f"SELECT m.rowid FROM {self.c} m JOIN {self.c}_scopes s ON s.id = m.scope_id "
+                    f"WHERE {where}",
+                    args,
+                )
+            )
         return allowed
 
     def keyword_search(
@@ -260,7 +291,9 @@ class MemoryTables:
         scope_sql, scope_args = scope_where(scope)
         n_docs, total_len = self.db.rows(
             f"SELECT coalesce(sum(n_docs), 0), coalesce(sum(total_len), 0) "
-            f"FROM {self.c}_scopes s WHERE {scope_sql}", scope_args)[0]
+            f"FROM {self.c}_scopes s WHERE {scope_sql}",
+            scope_args,
+        )[0]
         if not n_docs:
             return []
         idfs = self._idfs(terms, scope_sql, scope_args, n_docs)
@@ -273,8 +306,9 @@ class MemoryTables:
         scored.sort(key=lambda item: (-item[1], item[0]))
         return [(mid, s) for mid, s in scored[:k] if s > 0]
 
-    def _idfs(self, terms: list[str], scope_sql: str, scope_args: list[Any],
-              n_docs: int) -> dict[str, float]:
+    def _idfs(
+        self, terms: list[str], scope_sql: str, scope_args: list[Any], n_docs: int
+    ) -> dict[str, float]:
         rows = self.db.rows(
             f"SELECT p.term, count(*) FROM {self.c}_postings p WHERE p.term IN "
             f"({placeholders(len(terms))}) AND p.scope_id IN "

@@ -46,7 +46,10 @@ def _eq_sql(column: str, key: str, value: Any) -> tuple[str, list[Any]]:
         return f"(json_type({column}, ?) = ?)", [path, "true" if value else "false"]
     if isinstance(value, str):
         return f"(json_type({column}, ?) = 'text' AND json_extract({column}, ?) = ?)", [
-            path, path, value]
+            path,
+            path,
+            value,
+        ]
     return (
         f"(json_type({column}, ?) IN ('integer', 'real') AND json_extract({column}, ?) = ?)",
         [path, path, value],

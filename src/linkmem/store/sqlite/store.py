@@ -51,32 +51,47 @@ class SQLiteStore(MemoryTables, EntityTables):
     def set_meta(self, key: str, value: str) -> None:
         self.db.run(
             "INSERT INTO linkmem_meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = "
-            "excluded.value", (f"{self.c}.{key}", value))
+            "excluded.value",
+            (f"{self.c}.{key}", value),
+        )
 
     def info(self) -> StoreInfo:
         counts = {
             name: self.db.rows(f"SELECT count(*) FROM {self.c}{suffix}")[0][0]
-            for name, suffix in [("memories", ""), ("entities", "_entities"),
-                                 ("links", "_links"), ("scopes", "_scopes")]
+            for name, suffix in [
+                ("memories", ""),
+                ("entities", "_entities"),
+                ("links", "_links"),
+                ("scopes", "_scopes"),
+            ]
         }
-        return StoreInfo("sqlite", self.path, {
-            "sqlite_version": sqlite3.sqlite_version,
-            "schema_version": schema.SCHEMA_VERSION,
-            "journal_mode": self.db.rows("PRAGMA journal_mode")[0][0],
-            **counts,
-        })
+        return StoreInfo(
+            "sqlite",
+            self.path,
+            {
+                "sqlite_version": sqlite3.sqlite_version,
+                "schema_version": schema.SCHEMA_VERSION,
+                "journal_mode": self.db.rows("PRAGMA journal_mode")[0][0],
+                **counts,
+            },
+        )
 
     def append_history(self, events: Sequence[HistoryEvent]) -> None:
         self.db.run_many(
             f"INSERT INTO {self.c}_history (memory_id, event, old_text, new_text, created_at, "
             "role, actor_id) VALUES (?,?,?,?,?,?,?)",
-            [(e.memory_id, e.event, e.old_text, e.new_text, e.created_at, e.role, e.actor_id)
-             for e in events])
+            [
+                (e.memory_id, e.event, e.old_text, e.new_text, e.created_at, e.role, e.actor_id)
+                for e in events
+            ],
+        )
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
         rows = self.db.rows(
             f"SELECT memory_id, event, old_text, new_text, created_at, role, actor_id "
-            f"FROM {self.c}_history WHERE memory_id = ? ORDER BY id", (memory_id,))
+            f"FROM {self.c}_history WHERE memory_id = ? ORDER BY id",
+            (memory_id,),
+        )
         return [HistoryEvent(*r) for r in rows]
 
     def reset(self) -> None:
@@ -86,7 +101,7 @@ class SQLiteStore(MemoryTables, EntityTables):
             # Scope rows stay (with bumped versions) so no process keeps a stale cached matrix.
             self.db.run(
                 f"UPDATE {self.c}_scopes SET n_docs = 0, total_len = 0, "
-                "mem_version = mem_version + 1, ent_version = ent_version + 1")
+                "mem_version = mem_version + 1, ent_version = ent_version + 1"
+            )
         self.memory_vectors.clear()
         self.entity_vectors.clear()
-

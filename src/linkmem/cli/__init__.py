@@ -1,0 +1,18 @@
+"""The ``linkmem`` command line: a thin shell over :class:`linkmem.Memory`.
+
+Importing the command modules registers their commands on ``app``.
+"""
+
+from __future__ import annotations
+
+from linkmem.cli import commands, demo, doctor, entities, imports  # noqa: F401 (registration)
+from linkmem.cli.app import app, main
+
+try:  # the eval sub-app lives with the evaluation code and may not be installed
+    from linkmem.eval.cli import app as eval_app
+except ImportError:
+    eval_app = None
+else:
+    app.add_typer(eval_app, name="eval")
+
+__all__ = ["app", "main"]

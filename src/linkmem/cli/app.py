@@ -1,0 +1,98 @@
+"""The Typer app, its global options, and the one place where errors become exit codes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from typer.core import TyperGroup
+
+from linkmem.errors import LinkmemError
+from linkmem.memory import Memory
+
+
+class LinkmemGroup(TyperGroup):
+    """Every command runs below this group's ``invoke``: a ``LinkmemError`` raised anywhere
+    becomes one line on stderr and exit code 1. Usage mistakes keep Typer's exit code 2."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except LinkmemError as e:
+            fail(str(e), 1)
+
+
+def fail(message: str, code: int) -> NoReturn:
+    """Print ``Error: message`` on stderr and exit with ``code`` (never 0)."""
+    typer.echo(f"Error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+app = typer.Typer(
+    name="linkmem",
+    cls=LinkmemGroup,
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,  # locals may hold API keys
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@dataclass(frozen=True)
+class GlobalOptions:
+    """Settings given on the command line; the highest layer of ``resolve_settings``."""
+
+    db: Path | None = None
+    store: str | None = None
+    config: Path | None = None
+    collection: str | None = None
+
+    def overrides(self) -> dict[str, Any]:
+        values = {"store": self.store, "collection": self.collection}
+        return {k: v for k, v in values.items() if v is not None}
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db", help="SQLite file to use (default: $LINKMEM_HOME/memory.db).", dir_okay=False
+        ),
+    ] = None,
+    store: Annotated[
+        str | None, typer.Option("--store", help="Store backend: sqlite, postgres, ...")
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", help="Config file (default: $LINKMEM_HOME/config.toml).", dir_okay=False
+        ),
+    ] = None,
+    collection: Annotated[
+        str | None, typer.Option("--collection", help="Collection (table prefix) to use.")
+    ] = None,
+) -> None:
+    """linkmem: long-term memory for AI agents, with entity linking. Offline by default.
+
+    Try [bold]linkmem demo[/bold] first.
+    """
+    ctx.obj = GlobalOptions(db, store, config, collection)
+
+
+def global_options(ctx: typer.Context) -> GlobalOptions:
+    return ctx.find_object(GlobalOptions) or GlobalOptions()
+
+
+def open_memory(ctx: typer.Context) -> Memory:
+    """The ``Memory`` the global options describe, closed when the command ends."""
+    opts = global_options(ctx)
+    memory = Memory(opts.db, config_file=opts.config, **opts.overrides())
+    return ctx.with_resource(memory)
+
+
+def main() -> None:
+    """Console-script entry point (``linkmem``)."""
+    app(prog_name="linkmem")

@@ -1,0 +1,196 @@
+"""The memory commands: each builds ``Memory``, makes one library call and renders it."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from linkmem import validation
+from linkmem.cli import render
+from linkmem.cli.app import app, open_memory
+from linkmem.cli.options import (
+    Agent,
+    Filters,
+    Json,
+    Limit,
+    Metadata,
+    Run,
+    User,
+    Yes,
+    confirm,
+    ensure_confirmable,
+    parse_json,
+    scope,
+)
+from linkmem.config import Settings
+
+
+def _where(settings: Settings) -> str:
+    place = settings.sqlite_path if settings.store == "sqlite" else f"the {settings.store} store"
+    return f"collection {settings.collection!r} of {place}"
+
+
+MemoryId = Annotated[str, typer.Argument(help="The memory id (from add, list or search).")]
+
+
+@app.command()
+def add(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="The text to remember.")],
+    user: User = None,
+    agent: Agent = None,
+    run: Run = None,
+    metadata: Metadata = None,
+    role: Annotated[str, typer.Option(help="Who said it: user, assistant, tool, ...")] = "user",
+    as_json: Json = False,
+) -> None:
+    """Remember one text in a scope (at least one of --user, --agent, --run)."""
+    meta = parse_json(metadata, "--metadata")
+    message = text if role == "user" else {"role": role, "content": text}
+    result = open_memory(ctx).add(message, **scope(user, agent, run), metadata=meta)
+    render.emit(result, as_json, render.events)
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
+    user: User = None,
+    agent: Agent = None,
+    run: Run = None,
+    top_k: Annotated[int, typer.Option("--top-k", "-k", help="Results to return.")] = 10,
+    threshold: Annotated[
+        float | None, typer.Option(help="Drop results scoring below this (0..1).")
+    ] = None,
+    filters: Filters = None,
+    explain: Annotated[
+        bool, typer.Option(help="Show the score parts: dense, bm25, entity boost, entity.")
+    ] = False,
+    as_json: Json = False,
+) -> None:
+    """Hybrid search (meaning + keywords + entity links) within a scope."""
+    result = open_memory(ctx).search(
+        query,
+        **scope(user, agent, run),
+        filters=parse_json(filters, "--filters"),
+        top_k=top_k,
+        threshold=threshold,
+        explain=explain,
+    )
+    render.emit(result, as_json, lambda r: render.hits(r, explain))
+
+
+@app.command("list")
+def list_memories(
+    ctx: typer.Context,
+    user: User = None,
+    agent: Agent = None,
+    run: Run = None,
+    filters: Filters = None,
+    limit: Limit = 100,
+    offset: Annotated[int, typer.Option(help="Rows to skip (for paging).")] = 0,
+    as_json: Json = False,
+) -> None:
+    """List a scope's memories, newest first."""
+    result = open_memory(ctx).get_all(
+        **scope(user, agent, run),
+        filters=parse_json(filters, "--filters"),
+        limit=limit,
+        offset=offset,
+    )
+    render.emit(result, as_json, render.memories)
+
+
+@app.command()
+def get(
+    ctx: typer.Context,
+    memory_id: MemoryId,
+    user: User = None,
+    agent: Agent = None,
+    run: Run = None,
+    as_json: Json = False,
+) -> None:
+    """Show one memory (checked against the scope when one is given)."""
+    result = open_memory(ctx).get(memory_id, **scope(user, agent, run))
+    render.emit(result, as_json, render.record)
+
+
+@app.command()
+def update(
+    ctx: typer.Context,
+    memory_id: MemoryId,
+    text: Annotated[str | None, typer.Option("--text", "-t", help="The new text.")] = None,
+    metadata: Annotated[
+        str | None, typer.Option("--metadata", "-m", help="JSON object merged into metadata.")
+    ] = None,
+    user: User = None,
+    agent: Agent = None,
+    run: Run = None,
+    as_json: Json = False,
+) -> None:
+    """Change a memory's text (re-embedded and re-linked) and/or merge into its metadata."""
+    result = open_memory(ctx).update(
+        memory_id, text, parse_json(metadata, "--metadata"), **scope(user, agent, run)
+    )
+    render.emit(result, as_json, render.events)
+
+
+@app.command()
+def delete(
+    ctx: typer.Context,
+    memory_id: MemoryId,
+    user: User = None,
+    agent: Agent = None,
+    run: Run = None,
+    as_json: Json = False,
+) -> None:
+    """Delete one memory (its history is kept)."""
+    result = open_memory(ctx).delete(memory_id, **scope(user, agent, run))
+    render.emit(result, as_json, render.events)
+
+
+@app.command("delete-all")
+def delete_all(
+    ctx: typer.Context,
+    user: User = None,
+    agent: Agent = None,
+    run: Run = None,
+    yes: Yes = False,
+    as_json: Json = False,
+) -> None:
+    """Delete every memory of a scope (--user, --agent or --run is required)."""
+    ids = scope(user, agent, run)
+    chosen = validation.make_scope(**ids)  # fail on a missing scope before asking
+    confirm(yes, f"Delete every memory of {render.scope_label(chosen.as_dict())}?")
+    result = open_memory(ctx).delete_all(**ids)
+    render.emit(result, as_json, render.events)
+
+
+@app.command()
+def history(
+    ctx: typer.Context,
+    memory_id: MemoryId,
+    as_json: Json = False,
+) -> None:
+    """Show the ADD / UPDATE / DELETE events of a memory, oldest first."""
+    result = open_memory(ctx).history(memory_id)
+    render.emit(result, as_json, render.history)
+
+
+@app.command()
+def reset(
+    ctx: typer.Context,
+    yes: Yes = False,
+    as_json: Json = False,
+) -> None:
+    """Delete everything in the collection: memories, entities, links and history."""
+    ensure_confirmable(yes)  # before opening, so a refused reset creates nothing
+    memory = open_memory(ctx)
+    confirm(yes, f"Delete everything in {_where(memory.settings)}?")
+    memory.reset()
+    render.emit(
+        {"reset": True},
+        as_json,
+        lambda _: render.console().print("[green]Reset:[/green] the collection is empty."),
+    )

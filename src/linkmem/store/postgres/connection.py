@@ -1,0 +1,132 @@
+"""A psycopg connection pool with re-entrant, thread-local transactions and wrapped errors.
+
+The outermost ``transaction()`` of a thread takes a connection from the pool and opens a
+transaction on it; nested blocks, and every statement run inside, reuse that connection. A
+statement run outside any block gets its own short transaction.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from linkmem.errors import BackendUnavailable, ConfigError, InvalidInput, StoreError
+from linkmem.store.postgres.driver import ConnectionPool, PoolTimeout, conninfo_to_dict, psycopg
+
+CONNECT_TIMEOUT = 10
+POOL_TIMEOUT = 30.0
+_CHECK = (
+    "check that the server is running and reachable, and the DSN (setting postgres.dsn or "
+    "LINKMEM_PG_DSN): host, port, database, user and password"
+)
+
+
+def describe_dsn(dsn: str) -> str:
+    """``postgresql://user@host:port/dbname``: where the store lives, without the password."""
+    try:
+        parts = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError as e:
+        raise ConfigError(f"postgres.dsn is not a valid DSN or URL: {e}") from e
+    user = f"{parts['user']}@" if parts.get("user") else ""
+    host = parts.get("host") or "localhost"
+    port = f":{parts['port']}" if parts.get("port") else ""
+    return f"postgresql://{user}{host}{port}/{parts.get('dbname') or ''}"
+
+
+def wrap_error(e: Exception, location: str) -> Exception:
+    """The linkmem error for a driver error (the caller raises it ``from e``)."""
+    message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    if isinstance(e, psycopg.OperationalError | PoolTimeout) and not isinstance(
+        e, psycopg.errors.QueryCanceled
+    ):
+        return BackendUnavailable(
+            f"lost or cannot get a connection to {location}: {message}; {_CHECK}"
+        )
+    if isinstance(e, psycopg.DataError) and ("NUL" in str(e) or "\\u0000" in str(e)):
+        return InvalidInput(
+            f"PostgreSQL cannot store NUL (\\x00) characters: {message}; "
+            "remove them from the text or metadata"
+        )
+    sqlstate = getattr(e, "sqlstate", None)
+    code = f" [{sqlstate}]" if sqlstate else ""
+    return StoreError(
+        f"PostgreSQL error at {location}{code}: {message}; the transaction was rolled back"
+    )
+
+
+class Database:
+    """The pool and each thread's current transaction."""
+
+    def __init__(self, dsn: str, pool_min: int = 1, pool_max: int = 8) -> None:
+        self.location = describe_dsn(dsn)
+        self._check_connect(dsn)
+        self.pool = ConnectionPool(
+            dsn,
+            min_size=max(0, pool_min),
+            max_size=max(1, pool_max, pool_min),
+            kwargs={"autocommit": True, "application_name": "linkmem"},
+            check=ConnectionPool.check_connection,
+            timeout=POOL_TIMEOUT,
+            open=False,
+            name=f"linkmem:{self.location}",
+        )
+        try:
+            self.pool.open(wait=pool_min > 0, timeout=POOL_TIMEOUT)
+        except PoolTimeout as e:
+            self.pool.close()
+            raise BackendUnavailable(
+                f"cannot fill the connection pool for {self.location}; {_CHECK}"
+            ) from e
+        self._local = threading.local()
+
+    def _check_connect(self, dsn: str) -> None:
+        """Connect once up front so a wrong DSN fails here with a clear message."""
+        try:
+            psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT).close()
+        except psycopg.Error as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise BackendUnavailable(
+                f"cannot connect to PostgreSQL at {self.location}: {first}; {_CHECK}"
+            ) from e
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """Yield this thread's connection inside a transaction (joined when already open)."""
+        current = getattr(self._local, "conn", None)
+        if current is not None:
+            yield current
+            return
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                self._local.conn = conn
+                try:
+                    yield conn
+                finally:
+                    self._local.conn = None
+        except (psycopg.Error, PoolTimeout) as e:
+            raise wrap_error(e, self.location) from e
+
+    def execute(self, conn: Any, query: str, args: Sequence[Any] = ()) -> Any:
+        try:
+            return conn.execute(query, args)
+        except psycopg.Error as e:
+            raise wrap_error(e, self.location) from e
+
+    def rows(self, query: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self.transaction() as conn:
+            return self.execute(conn, query, args).fetchall()
+
+    def value(self, query: str, args: Sequence[Any] = ()) -> Any:
+        """The first column of the first row, or None."""
+        rows = self.rows(query, args)
+        return rows[0][0] if rows else None
+
+    def run(self, query: str, args: Sequence[Any] = ()) -> int:
+        """Execute a write; returns the number of rows it touched."""
+        with self.transaction() as conn:
+            return self.execute(conn, query, args).rowcount
+
+    def close(self) -> None:
+        self.pool.close()

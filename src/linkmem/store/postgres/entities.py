@@ -1,0 +1,190 @@
+"""The entity collection (``<collection>_entities``) and its links on PostgreSQL.
+
+Concurrent writers never duplicate an entity or lose a link: entities are inserted with
+``ON CONFLICT DO NOTHING`` on ``(scope_id, key)`` and then read back, links with
+``ON CONFLICT DO NOTHING`` on ``(entity, memory)``; no list of ids is read, changed and written.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from linkmem.errors import NotFound
+from linkmem.store.base import NewEntity
+from linkmem.store.postgres import entity_sql as q
+from linkmem.store.postgres.connection import Database
+from linkmem.store.postgres.memories import EF_SEARCH_MAX, EF_SEARCH_MIN, exact_scope_params
+from linkmem.store.postgres.sql import Tables, ann_settings, existing_ids, vector_literal
+from linkmem.types import EntityRecord, Scope
+
+
+class EntityTables:
+    """The entity half of the PostgreSQL store."""
+
+    db: Database
+    t: Tables
+
+    def find_entities(self, scope: Scope, keys: Sequence[str]) -> dict[str, str]:
+        scope_id = self._scope_id(scope, create=False)  # type: ignore[attr-defined]
+        if scope_id is None or not keys:
+            return {}
+        return dict(self.db.rows(q.find_entities(self.t), (scope_id, list(keys))))
+
+    def nearest_entities(
+        self, scope: Scope, vectors: np.ndarray, k: int, min_similarity: float, exact_scope: bool
+    ) -> list[list[tuple[str, float]]]:
+        queries = [vector_literal(v) for v in np.asarray(vectors)]
+        out: list[list[tuple[str, float]]] = [[] for _ in queries]
+        if exact_scope:
+            scope_id = self._scope_id(scope, create=False)  # type: ignore[attr-defined]
+            scope_ids = None if scope_id is None else [scope_id]
+        else:
+            scope_ids = self._scope_ids(scope)  # type: ignore[attr-defined]
+        if not queries or k <= 0 or scope_ids == [] or (exact_scope and scope_ids is None):
+            return out
+        with self.db.transaction() as conn:
+            ef_search = min(max(k, EF_SEARCH_MIN), EF_SEARCH_MAX)
+            self.db.execute(conn, ann_settings(), (str(ef_search),))
+            scope_sql = "TRUE" if scope_ids is None else "x.scope_id = ANY(%s::bigint[])"
+            args = [queries] + ([] if scope_ids is None else [scope_ids])
+            rows = self.db.execute(
+                conn, q.nearest_entities(self.t, scope_sql), [*args, k, min_similarity]
+            )
+            for ordinal, eid, sim in rows:
+                out[ordinal - 1].append((eid, float(sim)))
+        return out
+
+    def insert_entities(self, entities: Sequence[NewEntity]) -> dict[str, str]:
+        if not entities:
+            return {}
+        now = datetime.now(UTC).isoformat()
+        by_scope: dict[Scope, list[NewEntity]] = defaultdict(list)
+        for e in entities:
+            by_scope[e.scope].append(e)
+        out: dict[str, str] = {}
+        with self.db.transaction() as conn:
+            for scope in sorted(by_scope, key=exact_scope_params):
+                group = by_scope[scope]
+                scope_id = self._scope_id(scope)  # type: ignore[attr-defined]
+                self.db.execute(
+                    conn,
+                    q.insert_entities(self.t),
+                    (
+                        scope_id,
+                        now,
+                        [e.id for e in group],
+                        [e.key for e in group],
+                        [e.text for e in group],
+                        [e.kind for e in group],
+                        [vector_literal(e.vector) for e in group],
+                    ),
+                )
+                out.update(self.find_entities(scope, [e.key for e in group]))
+        return out
+
+    def link(self, pairs: Sequence[tuple[str, str]]) -> None:
+        if not pairs:
+            return
+        pairs = sorted(set(pairs))
+        with self.db.transaction() as conn:
+            self._require(conn, self.t.mem, {m for m, _ in pairs})
+            self._require(conn, self.t.entities, {e for _, e in pairs})
+            self.db.execute(
+                conn, q.insert_links(self.t), ([e for _, e in pairs], [m for m, _ in pairs])
+            )
+
+    def _require(self, conn: Any, table: str, ids: set[str]) -> None:
+        found = {r[0] for r in self.db.execute(conn, existing_ids(table), (sorted(ids),))}
+        missing = ids - found
+        if missing:
+            raise NotFound(f"cannot link unknown ids {sorted(missing)[:5]}")
+
+    def unlink_memories(self, memory_ids: Sequence[str]) -> list[str]:
+        if not memory_ids:
+            return []
+        rows = self.db.rows(q.delete_links_of_memories(self.t), (list(memory_ids),))
+        return sorted({r[0] for r in rows})
+
+    def drop_orphan_entities(self, entity_ids: Sequence[str]) -> int:
+        if not entity_ids:
+            return 0
+        with self.db.transaction() as conn:
+            # Lock first: a concurrent link to one of them then commits before the check below.
+            self.db.execute(conn, q.lock_entities(self.t), (sorted(set(entity_ids)),))
+            return self.db.execute(conn, q.delete_orphans(self.t), (list(entity_ids),)).rowcount
+
+    def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]:
+        if not ids:
+            return []
+        rows = self.db.rows(q.select_entities(self.t, "e.id = ANY(%s::text[])"), (list(ids),))
+        found = {r[0]: _entity_from_row(r) for r in rows}
+        return [found[i] for i in ids if i in found]
+
+    def list_entities(
+        self, scope: Scope, order: str, limit: int, offset: int = 0
+    ) -> list[EntityRecord]:
+        scope_ids = self._scope_ids(scope)  # type: ignore[attr-defined]
+        if scope_ids == []:
+            return []
+        where, args = (
+            ("TRUE", []) if scope_ids is None else ("e.scope_id = ANY(%s::bigint[])", [scope_ids])
+        )
+        rows = self.db.rows(q.list_entities(self.t, where, order), [*args, limit, offset])
+        return [_entity_from_row(r) for r in rows]
+
+    def memories_of_entities(self, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = defaultdict(list)
+        if entity_ids:
+            for eid, mid in self.db.rows(q.memories_of_entities(self.t), (list(entity_ids),)):
+                out[eid].append(mid)
+        return dict(out)
+
+    def entities_of_memories(self, memory_ids: Sequence[str]) -> dict[str, list[EntityRecord]]:
+        out: dict[str, list[EntityRecord]] = defaultdict(list)
+        if not memory_ids:
+            return {}
+        rows = self.db.rows(q.entities_of_memories(self.t), (list(memory_ids),))
+        records = {e.id: e for e in self.get_entities(list({r[1] for r in rows}))}
+        for mid, eid in rows:
+            out[mid].append(records[eid])
+        return dict(out)
+
+    def cooccurring_entities(self, entity_id: str, limit: int) -> list[tuple[EntityRecord, int]]:
+        rows = self.db.rows(q.cooccurring(self.t), (entity_id, limit))
+        records = {e.id: e for e in self.get_entities([r[0] for r in rows])}
+        return [(records[eid], int(shared)) for eid, shared in rows]
+
+    def merge_entities(self, keep_id: str, drop_id: str) -> None:
+        with self.db.transaction() as conn:
+            self._require_entities(conn, [keep_id, drop_id])
+            self.db.execute(conn, q.move_links(self.t), (keep_id, drop_id))
+            self.db.execute(conn, q.delete_entity(self.t), (drop_id,))
+
+    def rename_entity(self, entity_id: str, text: str, key: str, vector: np.ndarray) -> None:
+        with self.db.transaction() as conn:
+            self._require_entities(conn, [entity_id])
+            self.db.execute(
+                conn, q.rename_entity(self.t), (text, key, vector_literal(vector), entity_id)
+            )
+
+    def _require_entities(self, conn: Any, ids: list[str]) -> None:
+        found = {r[0] for r in self.db.execute(conn, q.lock_entities(self.t), (sorted(ids),))}
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise NotFound(f"no entity with id {missing[0]!r}; list them with entities()")
+
+
+def _entity_from_row(row: Sequence[Any]) -> EntityRecord:
+    return EntityRecord(
+        id=row[0],
+        text=row[1],
+        key=row[2],
+        kind=row[3],
+        scope=Scope(*(v or None for v in row[4:7])),
+        link_count=int(row[7]),
+    )

@@ -1,0 +1,110 @@
+"""SQL for the entity collection and its links: one function per statement."""
+
+from __future__ import annotations
+
+from linkmem.store.postgres.sql import Tables
+
+ORDERS = {
+    "links": "link_count DESC, e.key",
+    "text": "e.key",
+    "recent": "e.created_at DESC, e.seq DESC",
+}
+
+
+def select_entities(t: Tables, where: str) -> str:
+    return (
+        "SELECT e.id, e.text, e.key, e.kind, s.user_id, s.agent_id, s.run_id, "
+        f"(SELECT count(*) FROM {t.links} l WHERE l.entity = e.id) AS link_count "
+        f"FROM {t.entities} e JOIN {t.scopes} s ON s.id = e.scope_id WHERE {where}"
+    )
+
+
+def list_entities(t: Tables, where: str, order: str) -> str:
+    return f"{select_entities(t, where)} ORDER BY {ORDERS[order]} LIMIT %s OFFSET %s"
+
+
+def find_entities(t: Tables) -> str:
+    return f"SELECT key, id FROM {t.entities} WHERE scope_id = %s AND key = ANY(%s::text[])"
+
+
+def nearest_entities(t: Tables, scope_sql: str) -> str:
+    """Per query vector (text[] of pgvector literals), the ``k`` nearest entities through the
+    HNSW index, then those at least ``min_similarity`` similar, best first."""
+    return (
+        "SELECT q.ord, n.id, 1 - n.d FROM unnest(%s::text[]) WITH ORDINALITY AS q(vec, ord) "
+        "CROSS JOIN LATERAL (SELECT x.id, x.seq, x.embedding <=> q.vec::vector AS d "
+        f"FROM {t.entities} x WHERE {scope_sql} ORDER BY x.embedding <=> q.vec::vector "
+        "LIMIT %s) n WHERE 1 - n.d >= %s ORDER BY q.ord, n.d, n.seq"
+    )
+
+
+def insert_entities(t: Tables) -> str:
+    """Insert one scope's entities; a key (or id) that exists keeps its row."""
+    return (
+        f"INSERT INTO {t.entities} (id, scope_id, key, text, kind, created_at, embedding) "
+        "SELECT i, %s::bigint, k, x, kd, %s::text, e::vector FROM unnest(%s::text[], "
+        "%s::text[], %s::text[], %s::text[], %s::text[]) AS u(i, k, x, kd, e) "
+        "ON CONFLICT DO NOTHING"
+    )
+
+
+def insert_links(t: Tables) -> str:
+    return (
+        f"INSERT INTO {t.links} (entity, memory) SELECT * FROM "
+        "unnest(%s::text[], %s::text[]) ON CONFLICT DO NOTHING"
+    )
+
+
+def delete_links_of_memories(t: Tables) -> str:
+    return f"DELETE FROM {t.links} WHERE memory = ANY(%s::text[]) RETURNING entity"
+
+
+def lock_entities(t: Tables) -> str:
+    return f"SELECT id FROM {t.entities} WHERE id = ANY(%s::text[]) ORDER BY id FOR UPDATE"
+
+
+def delete_orphans(t: Tables) -> str:
+    return (
+        f"DELETE FROM {t.entities} e WHERE e.id = ANY(%s::text[]) AND NOT EXISTS "
+        f"(SELECT 1 FROM {t.links} l WHERE l.entity = e.id)"
+    )
+
+
+def memories_of_entities(t: Tables) -> str:
+    return (
+        f"SELECT l.entity, m.id FROM {t.links} l JOIN {t.mem} m ON m.id = l.memory "
+        "WHERE l.entity = ANY(%s::text[]) ORDER BY m.seq"
+    )
+
+
+def entities_of_memories(t: Tables) -> str:
+    return (
+        f"SELECT l.memory, e.id FROM {t.links} l JOIN {t.entities} e ON e.id = l.entity "
+        "WHERE l.memory = ANY(%s::text[]) ORDER BY e.seq"
+    )
+
+
+def cooccurring(t: Tables) -> str:
+    """Entities sharing memories with one entity, with the number of shared memories."""
+    return (
+        f"SELECT o.id, count(*) AS shared FROM {t.links} a "
+        f"JOIN {t.links} b ON b.memory = a.memory AND b.entity <> a.entity "
+        f"JOIN {t.entities} o ON o.id = b.entity WHERE a.entity = %s "
+        "GROUP BY o.id, o.key ORDER BY shared DESC, o.key LIMIT %s"
+    )
+
+
+def move_links(t: Tables) -> str:
+    return (
+        f"INSERT INTO {t.links} (entity, memory) SELECT %s, memory FROM {t.links} "
+        "WHERE entity = %s ON CONFLICT DO NOTHING"
+    )
+
+
+def delete_entity(t: Tables) -> str:
+    """Delete one entity; its links cascade."""
+    return f"DELETE FROM {t.entities} WHERE id = %s"
+
+
+def rename_entity(t: Tables) -> str:
+    return f"UPDATE {t.entities} SET text = %s, key = %s, embedding = %s::vector WHERE id = %s"

@@ -1,0 +1,247 @@
+"""Memories, postings, vector (HNSW) and keyword (SQL BM25) search on PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from linkmem.errors import NotFound
+from linkmem.filters import Node
+from linkmem.store.base import NewMemory
+from linkmem.store.postgres import sql
+from linkmem.store.postgres.connection import Database
+from linkmem.store.postgres.sql import Tables, filter_sql, in_scopes, vector_literal
+from linkmem.types import MemoryRecord, Scope
+
+#: hnsw.ef_search bounds: pgvector's default and its maximum.
+EF_SEARCH_MIN, EF_SEARCH_MAX = 40, 1000
+
+
+def exact_scope_params(scope: Scope) -> tuple[str, str, str]:
+    """A write scope as stored: unset ids are ''."""
+    return tuple(v or "" for v in scope.as_tuple())  # type: ignore[return-value]
+
+
+def record_from_row(row: Sequence[Any]) -> MemoryRecord:
+    return MemoryRecord(
+        id=row[0],
+        text=row[1],
+        scope=Scope(*(v or None for v in row[7:10])),
+        metadata=row[2],
+        created_at=row[3],
+        updated_at=row[4],
+        role=row[5],
+        actor_id=row[6],
+    )
+
+
+class MemoryTables:
+    """The memory half of the PostgreSQL store."""
+
+    db: Database
+    t: Tables
+    k1: float = 1.2
+    b: float = 0.75
+
+    # scopes ----------------------------------------------------------------------------------
+    def _scope_id(self, scope: Scope, create: bool = True) -> int | None:
+        """The id of exactly ``scope`` (created when missing and ``create``)."""
+        params = exact_scope_params(scope)
+        with self.db.transaction() as conn:
+            if create:
+                self.db.execute(conn, sql.insert_scope(self.t), params)
+            row = self.db.execute(conn, sql.select_exact_scope(self.t), params).fetchone()
+        return row[0] if row else None
+
+    def _scope_ids(self, scope: Scope) -> list[int] | None:
+        """Ids of the scopes a read of ``scope`` covers (subset match); None: all scopes."""
+        items = scope.items()
+        if not items:
+            return None
+        rows = self.db.rows(sql.select_scopes(self.t, [k for k, _ in items]), [v for _, v in items])
+        return [r[0] for r in rows]
+
+    def _memory_where(
+        self, scope_ids: list[int] | None, filters: Node | None, ids: Sequence[str] | None = None
+    ) -> tuple[str, list[Any]]:
+        scope_sql, args = in_scopes("m.scope_id", scope_ids)
+        row_sql, row_args = _row_where(filters, ids)
+        return f"{scope_sql} AND {row_sql}", [*args, *row_args]
+
+    # writes ----------------------------------------------------------------------------------
+    def put_memories(self, memories: Sequence[NewMemory]) -> None:
+        groups = _group_by_scope(memories)
+        with self.db.transaction() as conn:
+            for scope in sorted(groups, key=exact_scope_params):
+                self._put_scope_group(conn, self._scope_id(scope), groups[scope])
+
+    def _put_scope_group(self, conn: Any, scope_id: int | None, group: list[NewMemory]) -> None:
+        rows = [
+            (
+                m.record.id,
+                m.record.text,
+                json.dumps(m.record.metadata),
+                m.record.role,
+                m.record.actor_id,
+                m.record.created_at,
+                m.record.updated_at,
+                len(m.terms),
+                vector_literal(m.vector),
+            )
+            for m in group
+        ]
+        self.db.execute(
+            conn, sql.insert_memories(self.t), [scope_id, *(list(column) for column in zip(*rows))]
+        )
+        self._insert_postings(conn, scope_id, [(m.record.id, m.terms) for m in group])
+        self.db.execute(
+            conn,
+            sql.add_scope_stats(self.t),
+            (len(group), sum(len(m.terms) for m in group), scope_id),
+        )
+
+    def _insert_postings(
+        self, conn: Any, scope_id: int | None, docs: list[tuple[str, list[str]]]
+    ) -> None:
+        postings = [(term, mid, tf) for mid, terms in docs for term, tf in Counter(terms).items()]
+        if postings:
+            terms, mids, tfs = (list(column) for column in zip(*postings))
+            self.db.execute(conn, sql.insert_postings(self.t), (scope_id, terms, mids, tfs))
+
+    def update_memory(
+        self, record: MemoryRecord, vector: np.ndarray | None, terms: list[str] | None
+    ) -> None:
+        with self.db.transaction() as conn:
+            row = self.db.execute(conn, sql.lock_memory(self.t), (record.id,)).fetchone()
+            if row is None:
+                raise NotFound(f"no memory with id {record.id!r} to update")
+            scope_id, old_len = row
+            self.db.execute(
+                conn,
+                sql.update_memory_fields(self.t),
+                (record.text, json.dumps(record.metadata), record.updated_at, record.id),
+            )
+            if vector is not None:
+                self.db.execute(
+                    conn, sql.update_memory_vector(self.t), (vector_literal(vector), record.id)
+                )
+            if terms is not None:
+                self.db.execute(conn, sql.delete_postings_of(self.t), (record.id,))
+                self._insert_postings(conn, scope_id, [(record.id, terms)])
+                self.db.execute(conn, sql.update_doc_len(self.t), (len(terms), record.id))
+                self.db.execute(
+                    conn, sql.add_scope_stats(self.t), (0, len(terms) - old_len, scope_id)
+                )
+
+    def delete_memories(self, ids: Sequence[str]) -> None:
+        if ids:
+            self.db.run(sql.delete_memories(self.t), (list(ids),))
+
+    # reads -----------------------------------------------------------------------------------
+    def get_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        if not ids:
+            return []
+        rows = self.db.rows(sql.select_memories_by_id(self.t), (list(ids),))
+        found = {r[0]: record_from_row(r) for r in rows}
+        return [found[i] for i in ids if i in found]
+
+    def list_memories(
+        self, scope: Scope, filters: Node | None, limit: int, offset: int = 0
+    ) -> list[MemoryRecord]:
+        scope_ids = self._scope_ids(scope)
+        if scope_ids == []:
+            return []
+        where, args = self._memory_where(scope_ids, filters)
+        rows = self.db.rows(sql.list_memories(self.t, where), [*args, limit, offset])
+        return [record_from_row(r) for r in rows]
+
+    def memory_ids(self, scope: Scope) -> list[str]:
+        scope_ids = self._scope_ids(scope)
+        if scope_ids == []:
+            return []
+        where, args = self._memory_where(scope_ids, None)
+        return [r[0] for r in self.db.rows(sql.memory_ids(self.t, where), args)]
+
+    def count_memories(self, scope: Scope | None = None) -> int:
+        scope_ids = self._scope_ids(scope or Scope())
+        if scope_ids == []:
+            return 0
+        where, args = self._memory_where(scope_ids, None)
+        return int(self.db.value(sql.count_memories(self.t, where), args))
+
+    # retrieval -------------------------------------------------------------------------------
+    def vector_search(
+        self,
+        vector: np.ndarray,
+        scope: Scope,
+        k: int,
+        filters: Node | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        if k <= 0 or (ids is not None and not ids):
+            return []
+        scope_ids = self._scope_ids(scope)
+        if scope_ids == []:
+            return []
+        where, args = self._memory_where(scope_ids, filters, ids)
+        query = vector_literal(vector)
+        with self.db.transaction() as conn:
+            if ids is None:
+                rows = self._ann(conn, where, args, query, k)
+                if len(rows) >= k:
+                    return rows
+            # Exact: the ids given, or fewer ANN rows than k (the filter keeps fewer than k
+            # rows, or the iterative scan hit hnsw.max_scan_tuples first).
+            found = self.db.execute(conn, sql.vector_exact(self.t, where), [query, *args, k])
+            return [(mid, float(sim)) for mid, sim in found]
+
+    def _ann(
+        self, conn: Any, where: str, args: list[Any], query: str, k: int
+    ) -> list[tuple[str, float]]:
+        ef_search = min(max(k, EF_SEARCH_MIN), EF_SEARCH_MAX)
+        self.db.execute(conn, sql.ann_settings(), (str(ef_search),))
+        found = self.db.execute(conn, sql.vector_ann(self.t, where), [query, *args, query, k])
+        return [(mid, float(sim)) for mid, sim in found]
+
+    def keyword_search(
+        self,
+        terms: Sequence[str],
+        scope: Scope,
+        k: int,
+        filters: Node | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        terms = list(dict.fromkeys(terms))
+        if not terms or k <= 0 or (ids is not None and not ids):
+            return []
+        scope_ids = self._scope_ids(scope)
+        if scope_ids == []:
+            return []
+        s_sql, s_args = in_scopes("s.id", scope_ids)
+        p_sql, p_args = in_scopes("p.scope_id", scope_ids)
+        where, args = _row_where(filters, ids)
+        rows = self.db.rows(
+            sql.bm25(self.t, s_sql, p_sql, where, self.k1, self.b),
+            [*s_args, *p_args, terms, *p_args, *args, k],
+        )
+        return [(mid, float(score)) for mid, score in rows if score > 0]
+
+
+def _row_where(filters: Node | None, ids: Sequence[str] | None) -> tuple[str, list[Any]]:
+    """Metadata filter and id restriction on the memory row ``m``."""
+    where, args = filter_sql(filters)
+    if ids is not None:
+        where += " AND m.id = ANY(%s::text[])"
+        args = [*args, list(ids)]
+    return where, args
+
+
+def _group_by_scope(memories: Sequence[NewMemory]) -> dict[Scope, list[NewMemory]]:
+    groups: dict[Scope, list[NewMemory]] = defaultdict(list)
+    for m in memories:
+        groups[m.record.scope].append(m)
+    return groups

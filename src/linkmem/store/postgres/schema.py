@@ -1,0 +1,158 @@
+"""The PostgreSQL schema as named, ordered migrations recorded in ``linkmem_migrations``.
+
+Every migration runs in its own transaction under an advisory lock, so processes opening the
+same database at the same time apply each migration exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from linkmem.errors import BackendUnavailable, MigrationError, StoreError
+from linkmem.store.postgres.connection import Database
+from linkmem.store.postgres.sql import Tables
+
+#: pgvector's HNSW index takes vectors of at most this many dimensions.
+HNSW_MAX_DIM = 2000
+#: pg_advisory_xact_lock key held while linkmem creates or migrates tables ("linkmem").
+LOCK_KEY = 0x6C696E6B6D656D
+
+
+def m001_initial(t: Tables, dim: int) -> list[str]:
+    statements = [
+        f"""CREATE TABLE {t.scopes} (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            user_id text COLLATE "C" NOT NULL, agent_id text COLLATE "C" NOT NULL,
+            run_id text COLLATE "C" NOT NULL,
+            n_docs bigint NOT NULL DEFAULT 0, total_len bigint NOT NULL DEFAULT 0,
+            UNIQUE (user_id, agent_id, run_id))""",
+        f"CREATE INDEX {t.index('_scopes_agent')} ON {t.scopes} (agent_id)",
+        f"CREATE INDEX {t.index('_scopes_run')} ON {t.scopes} (run_id)",
+        f"""CREATE TABLE {t.mem} (
+            id text COLLATE "C" PRIMARY KEY,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            scope_id bigint NOT NULL REFERENCES {t.scopes} (id),
+            text text NOT NULL, metadata jsonb NOT NULL,
+            role text, actor_id text,
+            created_at text COLLATE "C" NOT NULL, updated_at text COLLATE "C" NOT NULL,
+            doc_len integer NOT NULL, embedding vector({dim}) NOT NULL)""",
+        f"CREATE INDEX {t.index('_by_scope')} ON {t.mem} (scope_id, created_at, seq)",
+        f"""CREATE TABLE {t.postings} (
+            scope_id bigint NOT NULL REFERENCES {t.scopes} (id),
+            term text COLLATE "C" NOT NULL,
+            memory text COLLATE "C" NOT NULL REFERENCES {t.mem} (id) ON DELETE CASCADE,
+            tf integer NOT NULL,
+            PRIMARY KEY (scope_id, term, memory))""",
+        f"CREATE INDEX {t.index('_postings_memory')} ON {t.postings} (memory)",
+        f"""CREATE TABLE {t.entities} (
+            id text COLLATE "C" PRIMARY KEY,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            scope_id bigint NOT NULL REFERENCES {t.scopes} (id),
+            key text COLLATE "C" NOT NULL, text text NOT NULL, kind text NOT NULL,
+            created_at text COLLATE "C" NOT NULL, embedding vector({dim}) NOT NULL,
+            UNIQUE (scope_id, key))""",
+        f"""CREATE TABLE {t.links} (
+            entity text COLLATE "C" NOT NULL REFERENCES {t.entities} (id) ON DELETE CASCADE,
+            memory text COLLATE "C" NOT NULL REFERENCES {t.mem} (id) ON DELETE CASCADE,
+            PRIMARY KEY (entity, memory))""",
+        f"CREATE INDEX {t.index('_links_memory')} ON {t.links} (memory, entity)",
+        f"""CREATE TABLE {t.history} (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            memory_id text COLLATE "C" NOT NULL, event text NOT NULL,
+            old_text text, new_text text, created_at text NOT NULL, role text, actor_id text)""",
+        f"CREATE INDEX {t.index('_history_memory')} ON {t.history} (memory_id, id)",
+    ]
+    if dim <= HNSW_MAX_DIM:
+        statements += [
+            f"CREATE INDEX {t.index('_hnsw')} ON {t.mem} USING hnsw (embedding vector_cosine_ops)",
+            f"CREATE INDEX {t.index('_entities_hnsw')} ON {t.entities} "
+            "USING hnsw (embedding vector_cosine_ops)",
+        ]
+    return statements
+
+
+Migration = Callable[[Tables, int], list[str]]
+MIGRATIONS: list[tuple[str, Migration]] = [("m001_initial", m001_initial)]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_BOOTSTRAP = [
+    "CREATE TABLE IF NOT EXISTS linkmem_meta (key text PRIMARY KEY, value text NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS linkmem_migrations (collection text NOT NULL, "
+    "name text NOT NULL, applied_at text NOT NULL, PRIMARY KEY (collection, name))",
+]
+
+
+def hnsw_index_names(t: Tables) -> list[str]:
+    return [t.index("_hnsw"), t.index("_entities_hnsw")]
+
+
+def migrate(db: Database, t: Tables, dim: int) -> list[str]:
+    """Create pgvector and the linkmem tables, apply pending migrations; returns their names."""
+    with db.transaction() as conn:
+        db.execute(conn, "SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        _ensure_vector(db, conn)
+        for statement in _BOOTSTRAP:
+            db.execute(conn, statement)
+    applied = []
+    for name, statements in MIGRATIONS:
+        if _apply(db, t, dim, name, statements):
+            applied.append(name)
+    return applied
+
+
+def applied_migrations(db: Database, collection: str) -> list[str]:
+    rows = db.rows(
+        "SELECT name FROM linkmem_migrations WHERE collection = %s ORDER BY name", (collection,)
+    )
+    return [r[0] for r in rows]
+
+
+def _ensure_vector(db: Database, conn: object) -> None:
+    if db.execute(conn, "SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+        return
+    available = db.execute(
+        conn, "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+    ).fetchone()
+    if not available:
+        raise BackendUnavailable(
+            f"the PostgreSQL server at {db.location} does not have pgvector; install it "
+            "(https://github.com/pgvector/pgvector, version 0.8 or later) and retry"
+        )
+    try:
+        db.execute(conn, "CREATE EXTENSION IF NOT EXISTS vector")
+    except StoreError as e:
+        raise BackendUnavailable(
+            f"cannot create the pgvector extension in {db.location} ({e}); ask the database "
+            "owner to run: CREATE EXTENSION vector"
+        ) from e
+
+
+def _apply(db: Database, t: Tables, dim: int, name: str, statements: Migration) -> bool:
+    with db.transaction() as conn:
+        db.execute(conn, "SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        done = {
+            r[0]
+            for r in db.execute(
+                conn, "SELECT name FROM linkmem_migrations WHERE collection = %s", (t.c,)
+            )
+        }
+        unknown = done - {n for n, _ in MIGRATIONS}
+        if unknown:
+            raise MigrationError(
+                f"collection {t.c!r} was written by a newer linkmem (migrations "
+                f"{sorted(unknown)}); upgrade linkmem to open it"
+            )
+        if name in done:
+            return False
+        try:
+            for statement in statements(t, dim):
+                conn.execute(statement)
+        except Exception as e:
+            raise MigrationError(f"migration {name} of collection {t.c!r} failed: {e}") from e
+        db.execute(
+            conn,
+            "INSERT INTO linkmem_migrations VALUES (%s, %s, %s)",
+            (t.c, name, datetime.now(UTC).isoformat()),
+        )
+    return True

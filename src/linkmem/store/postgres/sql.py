@@ -1,0 +1,302 @@
+"""SQL for PostgreSQL: table names, one function per statement, metadata-filter compilation.
+
+Statements use ``%s`` placeholders (psycopg); table names come from ``Tables`` (quoted
+identifiers of one collection), never from user input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from linkmem.errors import ConfigError
+from linkmem.filters import All, AnyOf, Cond, Node, Not
+
+_COLLECTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
+
+
+def check_collection(name: str) -> str:
+    """A collection name, lower-cased (PostgreSQL folds unquoted names the same way)."""
+    if not isinstance(name, str) or not _COLLECTION.match(name):
+        raise ConfigError(
+            f"collection {name!r} is not a valid name: use letters, digits and _ "
+            "(at most 41 characters, not starting with a digit)"
+        )
+    return name.lower()
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Quoted table names of collection ``c`` (index names are ``c`` plus a short suffix)."""
+
+    c: str
+
+    def _q(self, suffix: str) -> str:
+        return f'"{self.c}{suffix}"'
+
+    @property
+    def mem(self) -> str:
+        return self._q("")
+
+    @property
+    def scopes(self) -> str:
+        return self._q("_scopes")
+
+    @property
+    def postings(self) -> str:
+        return self._q("_postings")
+
+    @property
+    def entities(self) -> str:
+        return self._q("_entities")
+
+    @property
+    def links(self) -> str:
+        return self._q("_links")
+
+    @property
+    def history(self) -> str:
+        return self._q("_history")
+
+    def index(self, suffix: str) -> str:
+        return self._q(suffix)
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    """pgvector's text form ``[x,y,...]``; 9 significant digits round-trip a float32."""
+    return "[" + ",".join(f"{x:.9g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+def in_scopes(column: str, scope_ids: list[int] | None) -> tuple[str, list[Any]]:
+    """``column`` is one of ``scope_ids`` (None: every scope)."""
+    if scope_ids is None:
+        return "TRUE", []
+    return f"{column} = ANY(%s::bigint[])", [scope_ids]
+
+
+# scopes ---------------------------------------------------------------------------------------
+def insert_scope(t: Tables) -> str:
+    return (
+        f"INSERT INTO {t.scopes} (user_id, agent_id, run_id) VALUES (%s, %s, %s) "
+        "ON CONFLICT (user_id, agent_id, run_id) DO NOTHING"
+    )
+
+
+def select_exact_scope(t: Tables) -> str:
+    return f"SELECT id FROM {t.scopes} WHERE user_id = %s AND agent_id = %s AND run_id = %s"
+
+
+def select_scopes(t: Tables, keys: Sequence[str]) -> str:
+    """Scope ids whose ``keys`` columns equal the given values (subset match)."""
+    where = " AND ".join(f"{k} = %s" for k in keys) or "TRUE"
+    return f"SELECT id FROM {t.scopes} WHERE {where} ORDER BY id"
+
+
+def add_scope_stats(t: Tables) -> str:
+    """Adjust document count and total length of one scope (row-locks it until commit)."""
+    return f"UPDATE {t.scopes} SET n_docs = n_docs + %s, total_len = total_len + %s WHERE id = %s"
+
+
+def reset_scope_stats(t: Tables) -> str:
+    return f"UPDATE {t.scopes} SET n_docs = 0, total_len = 0"
+
+
+# memories -------------------------------------------------------------------------------------
+MEMORY_COLUMNS = (
+    "m.id, m.text, m.metadata, m.created_at, m.updated_at, m.role, m.actor_id, "
+    "s.user_id, s.agent_id, s.run_id"
+)
+
+
+def insert_memories(t: Tables) -> str:
+    return (
+        f"INSERT INTO {t.mem} (id, scope_id, text, metadata, role, actor_id, created_at, "
+        "updated_at, doc_len, embedding) "
+        "SELECT i, %s::bigint, x, md::jsonb, r, a, ca, ua, dl, e::vector "
+        "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+        "%s::text[], %s::int[], %s::text[]) AS u(i, x, md, r, a, ca, ua, dl, e)"
+    )
+
+
+def insert_postings(t: Tables) -> str:
+    return (
+        f"INSERT INTO {t.postings} (scope_id, term, memory, tf) "
+        "SELECT %s::bigint, term, memory, tf FROM unnest(%s::text[], %s::text[], %s::int[]) "
+        "AS u(term, memory, tf)"
+    )
+
+
+def lock_memory(t: Tables) -> str:
+    return f"SELECT scope_id, doc_len FROM {t.mem} WHERE id = %s FOR UPDATE"
+
+
+def update_memory_fields(t: Tables) -> str:
+    return f"UPDATE {t.mem} SET text = %s, metadata = %s::jsonb, updated_at = %s WHERE id = %s"
+
+
+def update_memory_vector(t: Tables) -> str:
+    return f"UPDATE {t.mem} SET embedding = %s::vector WHERE id = %s"
+
+
+def update_doc_len(t: Tables) -> str:
+    return f"UPDATE {t.mem} SET doc_len = %s WHERE id = %s"
+
+
+def delete_postings_of(t: Tables) -> str:
+    return f"DELETE FROM {t.postings} WHERE memory = %s"
+
+
+def delete_memories(t: Tables) -> str:
+    """Delete memories (postings and links cascade) and take them out of their scope stats."""
+    return (
+        f"WITH gone AS (DELETE FROM {t.mem} WHERE id = ANY(%s::text[]) "
+        "RETURNING scope_id, doc_len), per_scope AS (SELECT scope_id, count(*) AS n, "
+        "sum(doc_len) AS len FROM gone GROUP BY scope_id) "
+        f"UPDATE {t.scopes} s SET n_docs = s.n_docs - p.n, total_len = s.total_len - p.len "
+        "FROM per_scope p WHERE s.id = p.scope_id"
+    )
+
+
+def select_memories_by_id(t: Tables) -> str:
+    return (
+        f"SELECT {MEMORY_COLUMNS} FROM {t.mem} m JOIN {t.scopes} s ON s.id = m.scope_id "
+        "WHERE m.id = ANY(%s::text[])"
+    )
+
+
+def list_memories(t: Tables, where: str) -> str:
+    return (
+        f"SELECT {MEMORY_COLUMNS} FROM {t.mem} m JOIN {t.scopes} s ON s.id = m.scope_id "
+        f"WHERE {where} ORDER BY m.created_at DESC, m.seq DESC LIMIT %s OFFSET %s"
+    )
+
+
+def memory_ids(t: Tables, where: str) -> str:
+    return f"SELECT m.id FROM {t.mem} m WHERE {where} ORDER BY m.seq"
+
+
+def count_memories(t: Tables, where: str) -> str:
+    return f"SELECT count(*) FROM {t.mem} m WHERE {where}"
+
+
+def existing_ids(table: str) -> str:
+    return f"SELECT id FROM {table} WHERE id = ANY(%s::text[])"
+
+
+# retrieval ------------------------------------------------------------------------------------
+def ann_settings() -> str:
+    """Iterative HNSW scans keep going until LIMIT rows pass the filter (pgvector >= 0.8)."""
+    return (
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+        "set_config('hnsw.ef_search', %s, true)"
+    )
+
+
+def vector_ann(t: Tables, where: str) -> str:
+    """Top-k through the HNSW index; relaxed order is put right in the outer query."""
+    return (
+        f"WITH hits AS MATERIALIZED (SELECT m.id, m.seq, m.embedding <=> %s::vector AS d "
+        f"FROM {t.mem} m WHERE {where} ORDER BY m.embedding <=> %s::vector LIMIT %s) "
+        "SELECT id, 1 - d FROM hits ORDER BY d, seq"
+    )
+
+
+def vector_exact(t: Tables, where: str) -> str:
+    """Exact cosine of every row passing ``where`` (the ordering cannot use the index)."""
+    return (
+        f"SELECT m.id, 1 - (m.embedding <=> %s::vector) AS sim FROM {t.mem} m "
+        f"WHERE {where} ORDER BY sim DESC, m.seq LIMIT %s"
+    )
+
+
+def bm25(t: Tables, scopes_s: str, scopes_p: str, where: str, k1: float, b: float) -> str:
+    """BM25 with N, average length and document frequencies over the searched scopes only.
+    The stats CTEs are MATERIALIZED: inlined, the planner re-evaluates them per row."""
+    k1, b = float(k1), float(b)
+    norm = (
+        f"CASE WHEN st.total > 0 THEN {k1!r} * (1 - {b!r} + {b!r} * m.doc_len / "
+        f"(st.total / st.n)) ELSE {k1!r} END"
+    )
+    return (
+        "WITH st AS MATERIALIZED (SELECT sum(s.n_docs)::float8 AS n, "
+        f"sum(s.total_len)::float8 AS total FROM {t.scopes} s WHERE {scopes_s}), "
+        "idf AS MATERIALIZED (SELECT p.term, ln(1 + (st.n - count(*) + 0.5) / "
+        f"(count(*) + 0.5)) AS idf FROM {t.postings} p, st WHERE {scopes_p} AND "
+        "p.term = ANY(%s::text[]) GROUP BY p.term, st.n) "
+        f"SELECT m.id, sum(i.idf * p.tf * ({k1!r} + 1) / (p.tf + {norm})) AS score "
+        f"FROM idf i JOIN {t.postings} p ON p.term = i.term JOIN {t.mem} m ON m.id = p.memory "
+        f"CROSS JOIN st WHERE {scopes_p} AND {where} GROUP BY m.id "
+        "ORDER BY score DESC, m.id LIMIT %s"
+    )
+
+
+# metadata filters -----------------------------------------------------------------------------
+def filter_sql(node: Node | None, column: str = "m.metadata") -> tuple[str, list[Any]]:
+    """Compile a parsed filter to a boolean over a JSONB column with ``filters.matches``
+    semantics; every condition is ``coalesce``d, so a missing key is false, never NULL."""
+    if node is None:
+        return "TRUE", []
+    if isinstance(node, All | AnyOf):
+        parts = [filter_sql(child, column) for child in node.children]
+        joiner = " AND " if isinstance(node, All) else " OR "
+        return "(" + joiner.join(p for p, _ in parts) + ")", [a for _, args in parts for a in args]
+    if isinstance(node, Not):
+        inner, args = filter_sql(node.child, column)
+        return f"(NOT {inner})", args
+    sql, args = _cond_sql(node, column)
+    return f"coalesce({sql}, false)", args
+
+
+_RANGE = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
+
+
+def _cond_sql(cond: Cond, column: str) -> tuple[str, list[Any]]:
+    key, op, want = cond.key, cond.op, cond.value
+    value = f"({column} -> %s::text)"
+    if op in ("eq", "ne"):
+        sql = f"{value} = %s::jsonb"
+        return (sql if op == "eq" else f"NOT coalesce({sql}, false)"), [key, json.dumps(want)]
+    if op in ("in", "nin"):
+        sql = f"{value} = ANY(%s::jsonb[])"
+        wants = [json.dumps(w) for w in want]
+        return (sql if op == "in" else f"NOT coalesce({sql}, false)"), [key, wants]
+    if op in _RANGE:
+        return _range_sql(key, column, _RANGE[op], want)
+    return _contains_sql(key, column, want, op == "icontains")
+
+
+def _range_sql(key: str, column: str, operator: str, want: Any) -> tuple[str, list[Any]]:
+    """Numbers compare with numbers, strings (ISO dates) with strings in code-point order."""
+    value = f"({column} -> %s::text)"
+    if isinstance(want, str):
+        text = f"({column} ->> %s::text)"
+        return (
+            f"(jsonb_typeof({value}) = 'string' AND {text} COLLATE \"C\" {operator} %s::text)",
+            [key, key, want],
+        )
+    return (
+        f"(jsonb_typeof({value}) = 'number' AND {value} {operator} %s::jsonb)",
+        [key, key, json.dumps(want)],
+    )
+
+
+def _contains_sql(key: str, column: str, want: Any, fold: bool) -> tuple[str, list[Any]]:
+    """Array membership (exact JSON equality) or substring of a string (``icontains``: both
+    sides lower-cased in the database's default collation)."""
+    value = f"({column} -> %s::text)"
+    text = f"({column} ->> %s::text)"
+    if fold:
+        substring = f"strpos(lower({text}), lower(%s::text)) > 0"
+    else:
+        substring = f"strpos({text}, %s::text) > 0"
+    sql = (
+        f"CASE jsonb_typeof({value}) WHEN 'array' THEN EXISTS (SELECT 1 FROM "
+        f"jsonb_array_elements({value}) AS j(v) WHERE j.v = %s::jsonb) "
+        f"WHEN 'string' THEN {substring} ELSE false END"
+    )
+    return sql, [key, key, json.dumps(want), key, str(want)]

@@ -1,0 +1,183 @@
+"""The scale-out backend: PostgreSQL + pgvector (HNSW), SQL BM25, multi-process writes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from linkmem.errors import ConfigError
+from linkmem.store.base import Capabilities, StoreInfo
+from linkmem.store.postgres import schema, sql
+from linkmem.store.postgres.connection import Database
+from linkmem.store.postgres.entities import EntityTables
+from linkmem.store.postgres.memories import MemoryTables
+from linkmem.store.postgres.sql import Tables, check_collection
+from linkmem.types import HistoryEvent
+
+#: BM25 extensions linkmem looks for (reported by ``info()``; the SQL BM25 works everywhere).
+BM25_EXTENSIONS = ("pg_search", "pg_textsearch", "vchord_bm25")
+
+
+class PostgresStore(MemoryTables, EntityTables):
+    """Implements ``linkmem.store.base.Store`` on PostgreSQL with pgvector >= 0.8."""
+
+    capabilities = Capabilities(
+        native_bm25=False, ann_index=True, filtered_ann=True, multi_process_writes=True
+    )
+
+    def __init__(
+        self,
+        dsn: str,
+        dim: int,
+        collection: str = "memories",
+        pool_min: int = 1,
+        pool_max: int = 8,
+    ) -> None:
+        if not dsn:
+            raise ConfigError(
+                "the postgres store needs a DSN: set postgres.dsn (or LINKMEM_PG_DSN), e.g. "
+                "postgresql://user:password@host:5432/dbname"
+            )
+        self.t = Tables(check_collection(collection))
+        self.dim = dim
+        self.db = Database(dsn, pool_min, pool_max)
+        try:
+            self.applied_on_open = schema.migrate(self.db, self.t, dim)
+        except BaseException:
+            self.db.close()
+            raise
+        if dim > schema.HNSW_MAX_DIM:
+            self.capabilities = Capabilities(
+                native_bm25=False, ann_index=False, filtered_ann=True, multi_process_writes=True
+            )
+
+    @classmethod
+    def from_settings(cls, settings: Any, dim: int) -> PostgresStore:
+        pg = settings.postgres
+        return cls(pg.dsn, dim, settings.collection, pg.pool_min, pg.pool_max)
+
+    @property
+    def location(self) -> str:
+        return self.db.location
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self.db.transaction():
+            yield
+
+    # meta ------------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        return self.db.value(
+            "SELECT value FROM linkmem_meta WHERE key = %s", (f"{self.t.c}.{key}",)
+        )
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.run(
+            "INSERT INTO linkmem_meta VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = "
+            "excluded.value",
+            (f"{self.t.c}.{key}", value),
+        )
+
+    def info(self) -> StoreInfo:
+        return StoreInfo(
+            "postgres",
+            self.location,
+            {
+                "server_version": self.db.value("SHOW server_version"),
+                "pgvector_version": self.db.value(
+                    "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+                ),
+                "collection": self.t.c,
+                "schema_version": schema.SCHEMA_VERSION,
+                "migrations": schema.applied_migrations(self.db, self.t.c),
+                "hnsw_indexes": self._index_state(),
+                "keyword_search": "sql_bm25",
+                "bm25_extension": self._bm25_extension(),
+                **self._counts(),
+            },
+        )
+
+    def _counts(self) -> dict[str, int]:
+        tables = {
+            "memories": self.t.mem,
+            "entities": self.t.entities,
+            "links": self.t.links,
+            "scopes": self.t.scopes,
+        }
+        return {
+            name: int(self.db.value(f"SELECT count(*) FROM {table}"))
+            for name, table in tables.items()
+        }
+
+    def _index_state(self) -> dict[str, str]:
+        """Each expected HNSW index: "valid", "invalid" (a failed concurrent build) or
+        "missing" (for example vectors wider than pgvector's HNSW limit)."""
+        names = schema.hnsw_index_names(self.t)
+        rows = dict(
+            self.db.rows(
+                "SELECT c.relname, i.indisvalid AND i.indisready FROM pg_index i "
+                "JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indexrelid = ANY("
+                "ARRAY(SELECT to_regclass(n) FROM unnest(%s::text[]) AS n))",
+                (names,),
+            )
+        )
+        state = {}
+        for name in names:
+            bare = name.strip('"')
+            state[bare] = "missing" if bare not in rows else ("valid" if rows[bare] else "invalid")
+        return state
+
+    def _bm25_extension(self) -> str | None:
+        """The first BM25 extension the server offers, if any (not used yet)."""
+        rows = self.db.rows(
+            "SELECT name FROM pg_available_extensions WHERE name = ANY(%s)",
+            (list(BM25_EXTENSIONS),),
+        )
+        names = {r[0] for r in rows}
+        return next((n for n in BM25_EXTENSIONS if n in names), None)
+
+    # history ---------------------------------------------------------------------------------
+    def append_history(self, events: Sequence[HistoryEvent]) -> None:
+        if not events:
+            return
+        columns = list(
+            zip(
+                *[
+                    (e.memory_id, e.event, e.old_text, e.new_text, e.created_at, e.role, e.actor_id)
+                    for e in events
+                ]
+            )
+        )
+        self.db.run(
+            f"INSERT INTO {self.t.history} (memory_id, event, old_text, new_text, created_at, "
+            "role, actor_id) SELECT i, e, o, n, c, r, a FROM unnest(%s::text[], %s::text[], "
+            "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) WITH ORDINALITY "
+            "AS u(i, e, o, n, c, r, a, ord) ORDER BY ord",
+            [list(c) for c in columns],
+        )
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        rows = self.db.rows(
+            "SELECT memory_id, event, old_text, new_text, created_at, role, actor_id "
+            f"FROM {self.t.history} WHERE memory_id = %s ORDER BY id",
+            (memory_id,),
+        )
+        return [HistoryEvent(*r) for r in rows]
+
+    # housekeeping ----------------------------------------------------------------------------
+    def reset(self) -> None:
+        """Delete every memory, entity, link and history row; scope rows stay, emptied."""
+        with self.db.transaction() as conn:
+            for table in (
+                self.t.links,
+                self.t.postings,
+                self.t.entities,
+                self.t.mem,
+                self.t.history,
+            ):
+                self.db.execute(conn, f"DELETE FROM {table}")
+            self.db.execute(conn, sql.reset_scope_stats(self.t))

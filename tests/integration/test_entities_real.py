@@ -1,0 +1,123 @@
+"""Entity linking with the real spaCy pipeline and the real ONNX embedder (the defaults)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from linkmem import Memory
+from linkmem.search import Signals
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def models():
+    """Load the default models once; each test gets its own store file."""
+    from linkmem.components import LazyExtractor, build_embedder
+    from linkmem.config import resolve_settings
+
+    settings = resolve_settings()
+    extractor = LazyExtractor(settings)
+    extractor.get()
+    return build_embedder(settings), extractor
+
+
+@pytest.fixture
+def open_memory(models, tmp_path):
+    embedder, extractor = models
+    opened = []
+
+    def factory(**kwargs):
+        memory = Memory(tmp_path / "real.db", embedder=embedder, extractor=extractor, **kwargs)
+        opened.append(memory)
+        return memory
+
+    yield factory
+    for memory in opened:
+        memory.close()
+
+
+def entity_links(memory, user="u"):
+    return {e["entity"]: e["link_count"] for e in memory.entities(user_id=user)["results"]}
+
+
+def test_max_and_maxine_stay_two_entities(open_memory):
+    memory = open_memory()
+    memory.add("I adopted a dog named Max.", user_id="u")
+    memory.add("Maxine is my sister and she lives in Boston.", user_id="u")
+    memory.add("Max loves the beach.", user_id="u")
+    links = entity_links(memory)
+    assert links["Max"] == 2 and links["Maxine"] == 1
+
+
+def test_200_memories_one_entity_200_links(open_memory):
+    memory = open_memory()
+    memory.add_batch([f"I walked Max around the lake, lap {i}." for i in range(200)], user_id="u")
+    assert entity_links(memory)["Max"] == 200
+
+
+def test_threads_never_lose_a_link_or_duplicate(open_memory):
+    memory = open_memory()
+    errors = []
+
+    def worker(n):
+        try:
+            for i in range(5):
+                memory.add(f"Max went to Kyoto with Priya, trip {n}.{i}.", user_id="u")
+        except Exception as e:  # pragma: no cover
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert not errors
+    links = entity_links(memory)
+    assert links["Max"] == links["Kyoto"] == links["Priya"] == 20
+    assert len([e for e in links if e.lower() == "max"]) == 1
+
+
+def test_delete_after_reopen_leaves_no_stale_link(open_memory):
+    memory = open_memory()
+    ids = [r["id"] for r in memory.add_batch(
+        ["Max chewed my shoes.", "Max and Luna played in Lisbon."], user_id="u")["results"]]
+    memory.close()
+    again = open_memory()
+    again.delete(ids[1])
+    assert entity_links(again) == {"Max": 1}
+    assert [r["id"] for r in again.entity_memories("Max", user_id="u")["results"]] == [ids[0]]
+
+
+def test_update_relinks_with_real_extraction(open_memory):
+    memory = open_memory()
+    mid = memory.add("Max visited Paris.", user_id="u")["results"][0]["id"]
+    memory.update(mid, "Luna visited Rome.")
+    assert entity_links(memory) == {"Luna": 1, "Rome": 1}
+
+
+# Closer to the query in MiniLM space than the Max memory is (cosine 0.45-0.52 vs 0.44).
+DISTRACTORS = [
+    "How is he doing?",
+    "How is he doing now?",
+    "How is he doing these days?",
+    "Is he doing well?",
+    "How has he been doing?",
+    "How is that guy doing?",
+    "How is the little guy doing?",
+] * 10
+
+
+def test_entity_only_match_is_returned(open_memory):
+    memory = open_memory()
+    memory.add_batch(DISTRACTORS + ["Max chewed through the garden hose again."], user_id="u")
+    query = "How is Max doing?"
+    dense = memory.search(query, user_id="u", top_k=5, signals=Signals(True, False, False))
+    assert "Max chewed through the garden hose again." not in [
+        r["memory"] for r in dense["results"]]
+    linked = memory.search(query, user_id="u", top_k=5, explain=True,
+                           signals=Signals(True, False, True))["results"]
+    hit = next(r for r in linked if r["memory"] == "Max chewed through the garden hose again.")
+    assert hit["score_details"]["entity"] == "Max" and hit["score_details"]["entity_boost"] > 0.3
+    full = memory.search(query, user_id="u", top_k=5)["results"]
+    assert "Max chewed through the garden hose again." in [r["memory"] for r in full]

@@ -1,0 +1,22 @@
+"""The code base stays ruff-clean (part of the suite so CI enforces it)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_ruff_check_is_clean():
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    if not Path(ruff).exists():
+        pytest.fail("ruff is not installed; run: pip install -e '.[test]'")
+    result = subprocess.run(
+        [ruff, "check", "src", "tests", "benchmarks"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

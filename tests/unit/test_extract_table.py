@@ -1,0 +1,342 @@
+"""Entity extraction on sentences typical of an agent's memories, through the real pipeline.
+
+Each row gives the exact set of (text, kind) pairs a good extractor should return. Rows
+marked "compromise" record where the small spaCy model's tagging or NER gets in the way;
+the comment says what the ideal output would be.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from linkmem.errors import ConfigError, ModelUnavailable
+from linkmem.extract import EntityKind, SpacyEntityExtractor, normalise_key, pipeline_info
+from linkmem.extract import pipeline as pipeline_mod
+from linkmem.extract.rules import identifier_candidates, is_noise, quote_candidates
+
+P, Q, T, ID = EntityKind.PROPER, EntityKind.QUOTED, EntityKind.TOPIC, EntityKind.IDENTIFIER
+
+TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
+    # people and pets
+    ("I adopted a dog named Max.", {("Max", P)}),
+    ("Maxine is my sister.", {("Maxine", P)}),
+    ("Max has a vet visit on Friday.", {("Max", P), ("vet visit", T)}),
+    (
+        "John Smith works at Google in Mountain View.",
+        {("John Smith", P), ("Google", P), ("Mountain View", P)},
+    ),
+    ("My brother Tom lives in Berlin.", {("Tom", P), ("Berlin", P)}),
+    ("The user's daughter Emma plays the violin.", {("Emma", P)}),
+    ("Her cat Luna needs flea medication every month.", {("Luna", P), ("flea medication", T)}),
+    (
+        "The user's mom, Linda, lives in Toronto, Canada.",
+        {("Linda", P), ("Toronto", P), ("Canada", P)},
+    ),
+    ("Alice and Bob are planning a trip to Japan.", {("Alice", P), ("Bob", P), ("Japan", P)}),
+    (
+        "Dr. Patel recommended physical therapy for my knee.",
+        {("Patel", P), ("physical therapy", T)},
+    ),
+    ("The kids' toys are in Max's room.", {("Max", P)}),
+    ("The user's dogs' names are Rex and Bella.", {("Rex", P), ("Bella", P)}),
+    # names that are also stop words or calendar words
+    ("May and I went hiking in Yosemite.", {("May", P), ("Yosemite", P)}),
+    ("I met Will at the conference.", {("Will", P)}),
+    ("We are going to Paris in May.", {("Paris", P)}),
+    # compromise: the NER reads "May yesterday" as a DATE; ideal {Will, May}
+    ("I had lunch with Will and May yesterday.", {("Will", P)}),
+    # places, organisations, events, languages, acronyms
+    (
+        "The user works at Bank of America in New York City.",
+        {("Bank of America", P), ("New York City", P)},
+    ),
+    ("I moved to the UK in 2019.", {("UK", P)}),
+    ("The user is interested in AI and lives in NYC.", {("AI", P), ("NYC", P)}),
+    ("The EU passed new rules on AI safety.", {("EU", P), ("AI", P), ("AI safety", T)}),
+    ("The user is training for the Boston Marathon.", {("Boston Marathon", P)}),
+    ("The user wants to visit the Museum of Modern Art.", {("Museum of Modern Art", P)}),
+    ("I started learning Spanish in January.", {("Spanish", P)}),
+    (
+        "The user speaks English, French and some German.",
+        {("English", P), ("French", P), ("German", P)},
+    ),
+    ("The user invested in Johnson & Johnson last year.", {("Johnson & Johnson", P)}),
+    ("Sam leads the design team at Samsung.", {("Sam", P), ("design team", T), ("Samsung", P)}),
+    (
+        "Alice, Bob, Carol and Dave flew to Tokyo.",
+        {("Alice", P), ("Bob", P), ("Carol", P), ("Dave", P), ("Tokyo", P)},
+    ),
+    ("Summer in Italy was amazing.", {("Italy", P)}),
+    # products and tools
+    ("I bought a MacBook Pro last week.", {("MacBook Pro", P)}),
+    ("The user upgraded to Python 3.11 last week.", {("Python", P)}),
+    ("We use PostgreSQL and Redis for storage.", {("PostgreSQL", P), ("Redis", P)}),
+    ("We migrated from MySQL to PostgreSQL 16 in Q3.", {("MySQL", P), ("PostgreSQL", P)}),
+    ("User prefers dark mode in VS Code.", {("dark mode", T), ("VS Code", P)}),
+    (
+        "The user prefers the iPhone over Android phones.",
+        {("iPhone", P), ("Android", P), ("Android phone", T)},
+    ),
+    ("The user's GitHub username is octocat.", {("GitHub", P), ("GitHub username", T)}),
+    (
+        "Top tools: OpenClaw 12,400, Claude Code 8,916, Codex 5,210 and Dify 3,000.",
+        {("OpenClaw", P), ("Claude Code", P), ("Codex", P), ("Dify", P)},
+    ),
+    # code identifiers
+    ("Set the timeout in config.yaml to 30 seconds.", {("config.yaml", ID)}),
+    (
+        "The bug is in person.properties.email when the field is empty.",
+        {("person.properties.email", ID)},
+    ),
+    ("Replace numpy.linalg calls before the v2.0 release.", {("numpy.linalg", ID), ("v2.0", ID)}),
+    ("Ticket JIRA-123 is blocking the release.", {("JIRA-123", ID)}),
+    ("See issue #1234 for details.", {("#1234", ID)}),
+    (
+        "The function parse_user_input crashes on empty strings.",
+        {("parse_user_input", ID), ("empty string", T)},
+    ),
+    (
+        "Call getUserProfile from the React frontend.",
+        {("getUserProfile", ID), ("React", P), ("React frontend", T)},
+    ),
+    ("We deployed version v1.2.3 to production.", {("v1.2.3", ID)}),
+    (
+        "The service id is 550e8400-e29b-41d4-a716-446655440000.",
+        {("550e8400-e29b-41d4-a716-446655440000", ID)},
+    ),
+    ("The user's email is jane@example.com.", {("jane@example.com", ID)}),
+    ("The team uses Node.js and TypeScript for the backend.", {("Node.js", ID), ("TypeScript", P)}),
+    (
+        "The class UserProfileService lives in src/services/user.py.",
+        {("UserProfileService", ID), ("src/services/user.py", ID)},
+    ),
+    ("The user set `max_retries` to 5 in settings.py.", {("max_retries", ID), ("settings.py", ID)}),
+    # quotes: straight, curly, single; apostrophes are not quotes; speech is not a title
+    ('She is reading "The Great Gatsby" this month.', {("Great Gatsby", P)}),
+    ("My favourite film is “Spirited Away”.", {("Spirited Away", Q)}),
+    ("The user's favourite song is ‘Hey Jude’ by the Beatles.", {("Hey Jude", Q), ("Beatles", P)}),
+    ("Max's vet said his 'senior formula' food is fine.", {("Max", P), ("senior formula", Q)}),
+    ("Don't forget to set the option to 'strict mode' in the settings.", {("strict mode", Q)}),
+    ('The user is building an app called "Lumen".', {("Lumen", P)}),
+    ("She said “I’ll call you later” and left.", set()),
+    # topics
+    ("The user prefers Italian food.", {("Italian", P), ("Italian food", T)}),
+    (
+        "The user asked about machine learning and neural networks.",
+        {("machine learning", T), ("neural network", T)},
+    ),
+    (
+        "The user loves Thai food and jazz music.",
+        {("Thai", P), ("Thai food", T), ("jazz music", T)},
+    ),
+    ("The user works as a data scientist at Microsoft.", {("data scientist", T), ("Microsoft", P)}),
+    (
+        "Interested in climate change and renewable energy.",
+        {("climate change", T), ("renewable energy", T)},
+    ),
+    ("Remember to renew the car insurance before June 30.", {("car insurance", T)}),
+    ("The user drinks green tea every morning.", {("green tea", T)}),
+    ("The user prefers window seats on long flights.", {("window seat", T)}),
+    (
+        "The user listens to machine learning podcasts and data science blogs.",
+        {("machine learning podcast", T), ("data science blog", T)},
+    ),
+    # dates, times, amounts, percentages: never entities
+    ("Meeting with Sarah at 3pm tomorrow costs $50.", {("Sarah", P)}),
+    ("The stock rose 15% last year.", set()),
+    ("I ran 5 kilometers on Monday.", set()),
+    ("The meeting moved from 10:00 to 11:30 on 2024-03-15.", set()),
+    ("The rent is 1,200 euros per month.", set()),
+    ("It costs about €30 per month, roughly 20% of the budget.", set()),
+    ("Call me at 555-123-4567 tomorrow.", set()),
+    # generic phrases and chat fragments: nothing
+    ("Things are going well.", set()),
+    ("I have some stuff to do.", set()),
+    ("My assistant helped me with the report.", set()),
+    ("The user is allergic to peanuts and lost 5 pounds in two weeks.", set()),
+    ("I had a great time at the party.", set()),
+    ("The best way to learn is practice.", set()),
+    ("Allergic to peanuts.", set()),
+    ("Vegetarian since 2019.", set()),
+    ("- Glasses around my window need cleaning.", set()),
+    ("OK, thanks!", set()),
+    # compromise: the tagger reads sentence-initial "Will" as the modal verb; ideal {Will}
+    ("Will is coming over on May 3rd.", set()),
+]
+
+
+@pytest.fixture(scope="module")
+def extractor() -> SpacyEntityExtractor:
+    return SpacyEntityExtractor()
+
+
+def _pairs(ents: list) -> set[tuple[str, EntityKind]]:
+    return {(e.text, e.kind) for e in ents}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("text", "expected"), TABLE, ids=[t[:40] for t, _ in TABLE])
+def test_table(extractor: SpacyEntityExtractor, text: str, expected: set) -> None:
+    assert _pairs(extractor.extract(text)) == expected
+
+
+def test_table_is_big_enough() -> None:
+    assert len(TABLE) >= 45
+    assert len({t for t, _ in TABLE}) == len(TABLE)
+
+
+@pytest.mark.slow
+def test_batch_equals_single(extractor: SpacyEntityExtractor) -> None:
+    texts = [t for t, _ in TABLE]
+    assert extractor.extract_batch(texts) == [extractor.extract(t) for t in texts]
+
+
+@pytest.mark.slow
+def test_empty_and_blank_texts(extractor: SpacyEntityExtractor) -> None:
+    assert extractor.extract_batch([]) == []
+    assert extractor.extract_batch(["", "   ", "\n\t"]) == [[], [], []]
+    out = extractor.extract_batch(["", "I moved to the UK.", " "])
+    assert out[0] == [] and out[2] == [] and _pairs(out[1]) == {("UK", P)}
+
+
+@pytest.mark.slow
+def test_short_acronyms_are_kept(extractor: SpacyEntityExtractor) -> None:
+    keys = {e.key for e in extractor.extract("The user works on AI in the UK and visits NYC.")}
+    assert {"ai", "uk", "nyc"} <= keys
+
+
+@pytest.mark.slow
+def test_max_and_maxine_are_different_keys(extractor: SpacyEntityExtractor) -> None:
+    max_keys = {e.key for e in extractor.extract("I adopted a dog named Max.")}
+    maxine_keys = {e.key for e in extractor.extract("Maxine is my sister.")}
+    assert max_keys == {"max"} and maxine_keys == {"maxine"}
+
+
+@pytest.mark.slow
+def test_output_in_text_order_and_deduplicated(extractor: SpacyEntityExtractor) -> None:
+    ents = extractor.extract("Google hired Sam. Later Sam left Google for Microsoft.")
+    assert [e.key for e in ents] == ["google", "sam", "microsoft"]
+
+
+@pytest.mark.slow
+def test_overlapping_sources_reported_once(extractor: SpacyEntityExtractor) -> None:
+    # NER, the quote and the topic rule all see the title: one entity comes out
+    assert len(extractor.extract('She is reading "The Great Gatsby" this month.')) == 1
+    # a name span inside a short quote defers to the quote
+    assert _pairs(extractor.extract("My favourite film is “Spirited Away”.")) == {
+        ("Spirited Away", Q)
+    }
+    # an identifier is never also a name or a topic
+    ents = extractor.extract("Ticket JIRA-123 is blocking the release.")
+    assert [(e.text, e.kind) for e in ents] == [("JIRA-123", ID)]
+
+
+@pytest.mark.slow
+def test_curly_quotes(extractor: SpacyEntityExtractor) -> None:
+    ents = extractor.extract("The user’s band is called “Night Owls” and plays ‘slow jazz’.")
+    # the curly apostrophe in "user’s" opens nothing; the NER may claim the band name
+    assert [e.key for e in ents] == ["night owls", "slow jazz"]
+    assert ("slow jazz", Q) in _pairs(ents)
+
+
+@pytest.mark.slow
+def test_per_text_cap_keeps_text_order(extractor: SpacyEntityExtractor) -> None:
+    text = "Alice met Bob, Carol and Dave in Paris and Tokyo."
+    assert len(extractor.extract(text)) == 6
+    small = SpacyEntityExtractor(max_entities_per_text=2)
+    assert [e.key for e in small.extract(text)] == ["alice", "bob"]
+
+
+@pytest.mark.slow
+def test_description_and_pipeline_info(extractor: SpacyEntityExtractor) -> None:
+    info = pipeline_info()
+    assert info["name"] in pipeline_mod.DEFAULT_PIPELINES
+    assert {"tok2vec", "tagger", "parser", "attribute_ruler", "ner"} <= set(info["components"])
+    assert "lemmatizer" not in info["components"]
+    assert info["name"] in extractor.description
+
+
+def test_bad_settings_are_config_errors() -> None:
+    with pytest.raises(ConfigError):
+        SpacyEntityExtractor(batch_size=0)
+    with pytest.raises(ConfigError):
+        SpacyEntityExtractor(max_entities_per_text=0)
+
+
+def test_missing_pipeline_raises_model_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pipeline_mod, "DEFAULT_PIPELINES", ("linkmem_test_absent_a",))
+    monkeypatch.setattr(pipeline_mod, "_cache", {})
+    monkeypatch.setattr(pipeline_mod, "_packages", {})
+    with pytest.raises(ModelUnavailable) as info:
+        SpacyEntityExtractor(pipeline="linkmem_test_absent_b")
+    message = str(info.value)
+    assert "linkmem_test_absent_a" in message and "linkmem_test_absent_b" in message
+    assert pipeline_mod.INSTALL_HINT in message
+    assert isinstance(info.value, ImportError)
+
+
+@pytest.mark.slow
+def test_configured_pipeline_falls_back_with_a_warning(
+    extractor: SpacyEntityExtractor, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("WARNING", logger=pipeline_mod.__name__):
+        nlp = pipeline_mod.load_pipeline("linkmem_test_absent_c")
+    assert nlp is pipeline_mod.load_pipeline()  # the same loaded pipeline, not a copy
+    assert "linkmem_test_absent_c" in caplog.text
+
+
+# ---------------------------------------------------------------- pure rules, no model
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("edit config.yaml now", ["config.yaml"]),
+        ("use os.path.join() here", ["os.path.join"]),
+        ("call fetch() again", ["fetch"]),
+        ("see https://example.com/a/b.html.", ["https://example.com/a/b.html"]),
+        ("the file ~/.config/app/settings.toml", ["~/.config/app/settings.toml"]),
+        ("a __init__ method", ["__init__"]),
+        ("ship v2 and 1.4.0-rc1", ["v2", "1.4.0-rc1"]),
+        ("e.g. this, i.e. that, the U.S. and Ph.D. students", []),
+        ("and/or 24/7 km/h on 12/05/2024 or 3.11", []),
+        ("the iPhone and macOS and PostgreSQL", []),
+    ],
+)
+def test_identifier_shapes(text: str, expected: list[str]) -> None:
+    assert [c.text for c in identifier_candidates(text)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Don't touch Max's bowl or the dogs' toys.", []),
+        ("He called it 'the plan' and 'don't panic' twice", ["the plan", "don't panic"]),
+        ('“Dune” and ‘Arrival’ and "Heat"', ["Dune", "Arrival", "Heat"]),
+        ('she said "I will be there at noon"', []),
+        ('a "thing" and "it"', []),
+    ],
+)
+def test_quote_shapes(text: str, expected: list[str]) -> None:
+    assert sorted(c.text for c in quote_candidates(text)) == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "noisy"),
+    [
+        ("", True),
+        ("2024-03-15", True),
+        ("$1,200", True),
+        ("**Summary**", True),
+        ("- item", True),
+        ("x" * 101, True),
+        ("AI", False),
+        ("New York City", False),
+    ],
+)
+def test_noise(text: str, noisy: bool) -> None:
+    assert is_noise(text) is noisy
+
+
+def test_keys_fold_case_and_space() -> None:
+    assert normalise_key("  New   York\tCity ") == "new york city"

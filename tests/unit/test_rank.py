@@ -1,0 +1,86 @@
+"""Golden numbers for the pure scoring functions, and SQL BM25 against the formulas."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+
+from linkmem.config import RetrievalConfig
+from linkmem.rank import bm25
+from linkmem.rank.fusion import best_boosts, entity_boost, fuse, link_weight
+from linkmem.rank.terms import query_terms, terms
+from linkmem.store.base import NewMemory
+from linkmem.store.sqlite import SQLiteStore
+from linkmem.types import MemoryRecord, Scope
+
+
+def test_idf_and_term_score_by_hand():
+    assert bm25.idf(10, 2) == pytest.approx(math.log(1 + 8.5 / 2.5))
+    # tf=2, doc as long as average: idf * 2 * 2.2 / (2 + 1.2)
+    assert bm25.term_score(2, 5, 5.0, 1.5, 1.2, 0.75) == pytest.approx(1.5 * 4.4 / 3.2)
+
+
+def test_squash_is_zero_for_no_match_and_half_at_midpoint():
+    assert bm25.squash(0.0, 3, 3.0, 1.0, 12, 1.0) == 0.0
+    assert bm25.squash(6.0, 3, 3.0, 1.0, 12, 1.0) == pytest.approx(0.5)
+    assert bm25.squash(20.0, 1, 3.0, 1.0, 12, 1.0) > 0.99
+
+
+def test_link_weight_and_boost_by_hand():
+    assert link_weight(1, 0.001) == 1.0
+    assert link_weight(11, 0.001) == pytest.approx(1 / 1.1)
+    config = RetrievalConfig()
+    assert entity_boost(0.8, 1, config) == pytest.approx(0.4)
+
+
+def test_best_boost_takes_the_maximum_not_the_sum():
+    config = RetrievalConfig()
+    boosts = best_boosts([("Max", 0.9, 1, ["m1", "m2"]), ("Maxwell", 0.6, 1, ["m1"])], config)
+    assert boosts["m1"] == pytest.approx((0.45, "Max"))
+    assert boosts["m2"][1] == "Max"
+
+
+def test_fuse_divides_by_a_fixed_total():
+    config = RetrievalConfig()
+    parts = fuse(0.8, 0.0, 2, (0.25, "Max"), config)
+    assert parts.score == pytest.approx((0.8 * config.dense_weight + 0.25) / config.max_score)
+    assert fuse(-0.3, 0.0, 2, (0.0, None), config).score == 0.0
+
+
+def test_terms_stem_fold_and_drop_stop_words():
+    assert terms("The Dogs were RUNNING to Café") == ["dog", "run", "cafe"]
+    assert query_terms("dog dogs DOG") == ["dog"]
+
+
+CORPUS = [
+    "the cat sat on the mat",
+    "dogs chase cats in the park",
+    "a cat and a dog are friends",
+    "the park is full of dogs and dogs",
+    "quantum physics lectures",
+]
+
+
+def test_sqlite_bm25_matches_the_formulas(tmp_path):
+    store = SQLiteStore(tmp_path / "b.db", dim=2)
+    scope = Scope(user_id="u")
+    store.put_memories([
+        NewMemory(MemoryRecord(f"m{i}", t, scope, {}, "t", "t"), [1.0, 0.0], terms(t))
+        for i, t in enumerate(CORPUS)
+    ])
+    store.put_memories([  # another scope must not change this scope's statistics
+        NewMemory(MemoryRecord("x", "cat cat cat", Scope(user_id="v"), {}, "t", "t"),
+                  [1.0, 0.0], terms("cat cat cat"))
+    ])
+    query = query_terms("dog park cat")
+    got = dict(store.keyword_search(query, scope, 10))
+    docs = [Counter(terms(t)) for t in CORPUS]
+    avg = sum(sum(d.values()) for d in docs) / len(docs)
+    idfs = {q: bm25.idf(len(docs), sum(1 for d in docs if q in d)) for q in query}
+    want = {f"m{i}": bm25.score_document(d, sum(d.values()), query, idfs, avg)
+            for i, d in enumerate(docs)}
+    assert set(got) == {k for k, v in want.items() if v > 0}
+    for key, value in got.items():
+        assert value == pytest.approx(want[key])
