@@ -232,9 +232,10 @@ class Memory(EntityInspection):
                 ]
             )
 
-    def reset(self) -> None:
+    def reset(self) -> Result:
         """Delete everything in this collection: memories, entities, links and history."""
         self.store.reset()
+        return {"results": [], "reset": True}
 
     # reads -----------------------------------------------------------------------------------
     def search(
@@ -293,11 +294,18 @@ class Memory(EntityInspection):
         )
         return {"results": [r.to_dict() for r in records]}
 
-    def history(self, memory_id: str) -> Result:
+    def history(
+        self, memory_id: str, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
+    ) -> Result:
         """ADD / UPDATE / DELETE events of a memory, oldest first (kept after delete)."""
-        events = self.store.history(v.validate_memory_id(memory_id))
+        memory_id = v.validate_memory_id(memory_id)
+        scope = v.lookup_scope(user_id, agent_id, run_id)
+        live = self.store.get_memories([memory_id])
+        if live and not scope.contains(live[0].scope):
+            raise NotFound(f"no memory with id {memory_id!r} in this scope; check the id")
+        events = self.store.history(memory_id)
         if not events:
-            raise NotFound(f"no memory or history with id {memory_id!r}")
+            raise NotFound(f"no memory or history with id {memory_id!r}; check the id")
         return {"results": [e.to_dict() for e in events]}
 
     def _get_in_scope(
@@ -305,11 +313,7 @@ class Memory(EntityInspection):
     ) -> MemoryRecord:
         memory_id = v.validate_memory_id(memory_id)
         found = self.store.get_memories([memory_id])
-        scope = Scope(
-            v.validate_scope_id("user_id", user_id),
-            v.validate_scope_id("agent_id", agent_id),
-            v.validate_scope_id("run_id", run_id),
-        )
+        scope = v.lookup_scope(user_id, agent_id, run_id)
         if not found or not scope.contains(found[0].scope):
             raise NotFound(f"no memory with id {memory_id!r} in this scope; check the id")
         return found[0]

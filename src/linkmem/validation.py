@@ -48,8 +48,20 @@ def make_scope(user_id: Any = None, agent_id: Any = None, run_id: Any = None) ->
         validate_scope_id("run_id", run_id),
     )
     if scope.is_empty():
-        raise InvalidInput("pass at least one of user_id, agent_id or run_id to scope the call")
+        raise InvalidInput(
+            "pass at least one of user_id, agent_id or run_id to scope the call "
+            "(CLI: --user, --agent or --run)"
+        )
     return scope
+
+
+def lookup_scope(user_id: Any = None, agent_id: Any = None, run_id: Any = None) -> Scope:
+    """A validated scope for calls by id, where no scope at all means "any scope"."""
+    return Scope(
+        validate_scope_id("user_id", user_id),
+        validate_scope_id("agent_id", agent_id),
+        validate_scope_id("run_id", run_id),
+    )
 
 
 def lift_scope_from_filters(

@@ -56,10 +56,16 @@ class EntityInspection:
         records = self.store.get_memories(ids)
         return {"entity": found.to_dict(), "results": [r.to_dict() for r in records]}
 
-    def memory_entities(self, memory_id: str) -> Result:
-        """The entities linked to one memory."""
+    def memory_entities(
+        self, memory_id: str, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
+    ) -> Result:
+        """The entities linked to one memory (scope-checked when a scope is given)."""
         self._require_entities()
-        rows = self.store.entities_of_memories([v.validate_memory_id(memory_id)])
+        memory_id = v.validate_memory_id(memory_id)
+        found = self.store.get_memories([memory_id])
+        if not found or not v.lookup_scope(user_id, agent_id, run_id).contains(found[0].scope):
+            raise NotFound(f"no memory with id {memory_id!r} in this scope; check the id")
+        rows = self.store.entities_of_memories([memory_id])
         return {"results": [e.to_dict() for e in rows.get(memory_id, [])]}
 
     def related_entities(
@@ -132,7 +138,10 @@ class EntityInspection:
         key = normalise_key(entity)
         matches = [e for e in self._entities_named(scope, key)]
         if not matches:
-            raise NotFound(f"no entity {entity!r} in this scope; list them with entities()")
+            raise NotFound(
+                f"no entity {entity!r} in this scope; list them with entities() "
+                "(CLI: linkmem entities list)"
+            )
         return max(matches, key=lambda e: e.link_count)
 
     def _entities_named(self, scope: Scope, key: str) -> list[EntityRecord]:

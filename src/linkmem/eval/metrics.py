@@ -59,10 +59,7 @@ def aggregate(
 
 def counts(questions: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """Questions per group."""
-    return {
-        g: sum(1 for q in questions if in_group(int(q["category"]), g))
-        for g in GROUPS
-    }
+    return {g: sum(1 for q in questions if in_group(int(q["category"]), g)) for g in GROUPS}
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Protocol
 
 
-class EntityKind(str, Enum):
+class EntityKind(StrEnum):
     PROPER = "PROPER"
     QUOTED = "QUOTED"
     TOPIC = "TOPIC"

@@ -226,7 +226,7 @@ class MemoryTables:
         where, args = _row_where(filters, ids)
         rows = self.db.rows(
             sql.bm25(self.t, s_sql, p_sql, where, self.k1, self.b),
-            [*s_args, *p_args, terms, *p_args, *args, k],
+            [*s_args, *p_args, terms, *args, k],
         )
         return [(mid, float(score)) for mid, score in rows if score > 0]
 

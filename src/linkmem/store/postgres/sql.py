@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -67,9 +68,15 @@ class Tables:
         return self._q(suffix)
 
 
+@lru_cache(maxsize=16)
+def _vector_format(dim: int) -> str:
+    return "[" + ",".join(["%.9g"] * dim) + "]"
+
+
 def vector_literal(vector: np.ndarray) -> str:
     """pgvector's text form ``[x,y,...]``; 9 significant digits round-trip a float32."""
-    return "[" + ",".join(f"{x:.9g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
+    values = np.asarray(vector, dtype=np.float32).ravel().tolist()
+    return _vector_format(len(values)) % tuple(values)
 
 
 def in_scopes(column: str, scope_ids: list[int] | None) -> tuple[str, list[Any]]:
@@ -215,23 +222,24 @@ def vector_exact(t: Tables, where: str) -> str:
 
 
 def bm25(t: Tables, scopes_s: str, scopes_p: str, where: str, k1: float, b: float) -> str:
-    """BM25 with N, average length and document frequencies over the searched scopes only.
-    The stats CTEs are MATERIALIZED: inlined, the planner re-evaluates them per row."""
-    k1, b = float(k1), float(b)
+    """BM25 (the formulas of ``linkmem.rank.bm25``, in float8) with N, average length and
+    document frequencies over the searched scopes only. The postings of the query terms are
+    read once; the CTEs are MATERIALIZED (inlined, the planner re-runs them per row)."""
+    k1_sql, b_sql = f"{float(k1)!r}::float8", f"{float(b)!r}::float8"
     norm = (
-        f"CASE WHEN st.total > 0 THEN {k1!r} * (1 - {b!r} + {b!r} * m.doc_len / "
-        f"(st.total / st.n)) ELSE {k1!r} END"
+        f"CASE WHEN st.total > 0 THEN {k1_sql} * (1 - {b_sql} + {b_sql} * m.doc_len / "
+        f"(st.total / st.n)) ELSE {k1_sql} END"
     )
     return (
         "WITH st AS MATERIALIZED (SELECT sum(s.n_docs)::float8 AS n, "
         f"sum(s.total_len)::float8 AS total FROM {t.scopes} s WHERE {scopes_s}), "
-        "idf AS MATERIALIZED (SELECT p.term, ln(1 + (st.n - count(*) + 0.5) / "
-        f"(count(*) + 0.5)) AS idf FROM {t.postings} p, st WHERE {scopes_p} AND "
-        "p.term = ANY(%s::text[]) GROUP BY p.term, st.n) "
-        f"SELECT m.id, sum(i.idf * p.tf * ({k1!r} + 1) / (p.tf + {norm})) AS score "
-        f"FROM idf i JOIN {t.postings} p ON p.term = i.term JOIN {t.mem} m ON m.id = p.memory "
-        f"CROSS JOIN st WHERE {scopes_p} AND {where} GROUP BY m.id "
-        "ORDER BY score DESC, m.id LIMIT %s"
+        f"hits AS MATERIALIZED (SELECT p.term, p.memory, p.tf FROM {t.postings} p "
+        f"WHERE {scopes_p} AND p.term = ANY(%s::text[])), "
+        "idf AS MATERIALIZED (SELECT h.term, ln(1 + (st.n - count(*) + 0.5::float8) / "
+        "(count(*) + 0.5::float8)) AS idf FROM hits h, st GROUP BY h.term, st.n) "
+        f"SELECT m.id, sum(i.idf * h.tf * ({k1_sql} + 1) / (h.tf + {norm})) AS score "
+        f"FROM hits h JOIN idf i ON i.term = h.term JOIN {t.mem} m ON m.id = h.memory "
+        f"CROSS JOIN st WHERE {where} GROUP BY m.id ORDER BY score DESC, m.id LIMIT %s"
     )
 
 
