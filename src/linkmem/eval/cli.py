@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -66,19 +67,25 @@ def parse_ablations(values: list[str] | None) -> list[str]:
     return names
 
 
+_KS_TEXT = ",".join(map(str, DEFAULT_KS))
+_ABLATIONS_TEXT = ", ".join(ABLATIONS)
+
+
 @app.command()
 def locomo(
-    data: Path | None = typer.Option(
-        None, "--data", help=f"LoCoMo JSON file [default: {DEFAULT_DATA}, from here or the repo]"
-    ),
-    k: str = typer.Option(",".join(map(str, DEFAULT_KS)), "--k", help="Cut-offs, comma list."),
-    ablation: list[str] | None = typer.Option(
-        None, "--ablation", help=f"Repeatable or comma list [default: {', '.join(ABLATIONS)}]."
-    ),
-    out: Path | None = typer.Option(None, "--out", help="Write the full result as JSON here."),
-    limit_conversations: int | None = typer.Option(
-        None, "--limit-conversations", min=1, help="Only the first N conversations."
-    ),
+    data: Annotated[
+        Path | None,
+        typer.Option(help=f"LoCoMo JSON file (default: {DEFAULT_DATA}, from here or the repo)"),
+    ] = None,
+    k: Annotated[str, typer.Option("--k", help="Cut-offs, a comma list.")] = _KS_TEXT,
+    ablation: Annotated[
+        list[str] | None,
+        typer.Option(help=f"Repeatable or a comma list (default: all: {_ABLATIONS_TEXT})."),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the full result as JSON here.")] = None,
+    limit_conversations: Annotated[
+        int | None, typer.Option(min=1, help="Only the first N conversations.")
+    ] = None,
 ) -> None:
     """Recall@k of the evidence turns per category, for each retrieval ablation."""
     from linkmem.eval.report import print_report

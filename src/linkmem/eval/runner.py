@@ -8,6 +8,7 @@ precomputed for the searches: each one is a plain ``Memory.search`` call, timed 
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -131,6 +132,8 @@ def _setup(memory: Memory, conversations: Sequence[Conversation], ks: Sequence[i
         "questions_scored": len(scored),
         "questions_without_evidence": len(questions) - len(scored),
         "top_k": max(ks),
+        "cpus": os.cpu_count(),
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
 
 

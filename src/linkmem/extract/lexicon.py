@@ -6,6 +6,7 @@ Each list is a frozenset so lookups are O(1) and nothing can mutate it at run ti
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 #: spaCy NER labels that name something worth linking.
 KEEP_LABELS: frozenset[str] = frozenset(
@@ -153,29 +154,60 @@ DOTTED_PROSE: frozenset[str] = frozenset("e.g i.e a.m p.m ph.d u.s u.k et.al etc
 
 # ------------------------------------------------------------------ shapes of text
 # Regular expressions are kept here with the word lists: they are the "lexicon" of
-# code-like and quoted text. Each identifier shape is (name, pattern); when a pattern has
-# a group, the group is the identifier. Earlier shapes win where matches overlap.
+# code-like and quoted text.
 
-IDENTIFIER_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern))
-    for name, pattern in (
-        ("url", r"\bhttps?://[^\s<>\"'`]+"),
-        ("email", r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
-        ("backtick", r"`([^`\s]{2,80})`"),
-        ("uuid", r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b"),
-        ("path", r"(?<![\w/.~])(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+"),
-        ("ticket", r"\b[A-Z][A-Z0-9]{1,9}-\d+\b"),
-        ("issue", r"(?<![\w&#])#\d+\b"),
-        ("version", r"(?<![\w.])v\d+(?:\.\d+)*(?:-[0-9A-Za-z]+)?\b"),
-        ("version", r"(?<![\w.])\d+(?:\.\d+){2,}(?:-[0-9A-Za-z]+)?\b"),
-        ("dunder", r"(?<!\w)__[A-Za-z]\w*__(?!\w)"),
-        ("dotted", r"(?<![\w.@/-])[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+"),
-        ("snake", r"(?<![\w.])_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*(?!\w)"),
-        ("camel", r"(?<![\w.])[a-z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)"),
-        ("pascal", r"(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,}(?!\w)"),
-        ("call", r"(?<![\w.])([A-Za-z_]\w*)\(\)"),
+
+def _any_shape(word: str) -> bool:
+    return True
+
+
+def _path_shape(word: str) -> bool:
+    """Rooted, two or more slashes, or a file name at the end: not "and/or", "km/h"."""
+    rooted = word.startswith(("/", "~/", "./", "../"))
+    has_ext = re.search(r"\w\.[A-Za-z]\w*$", word.rsplit("/", 1)[-1]) is not None
+    return _has_letter(word) and (rooted or word.count("/") >= 2 or has_ext)
+
+
+def _dotted_shape(word: str) -> bool:
+    """Not a dotted abbreviation ("e.g", "U.S")."""
+    return word.lower() not in DOTTED_PROSE and any(len(p) > 1 for p in word.split("."))
+
+
+def _version_shape(word: str) -> bool:
+    return re.fullmatch(r"\d{1,2}\.\d{1,2}\.(\d{2}|\d{4})", word) is None  # a date
+
+
+def _camel_shape(word: str) -> bool:
+    return re.search(r"[A-Z][a-z]", word) is not None  # "getUser", not "macOS"
+
+
+def _has_letter(word: str) -> bool:
+    return any(c.isalpha() for c in word)
+
+
+IDENTIFIER_SHAPES: tuple[tuple[re.Pattern[str], Callable[[str], bool]], ...] = tuple(
+    (re.compile(pattern), accept)
+    for pattern, accept in (
+        (r"\bhttps?://[^\s<>\"'`]+", _any_shape),  # URL
+        (r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+", _any_shape),  # e-mail
+        (r"`([^`\s]{2,80})`", _has_letter),  # `code`
+        (r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b", _any_shape),  # UUID
+        (r"(?<![\w/.~])(?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]+", _path_shape),  # path
+        (r"\b[A-Z][A-Z0-9]{1,9}-\d+\b", _any_shape),  # ticket: JIRA-123
+        (r"(?<![\w&#])#\d+\b", _any_shape),  # issue: #1234
+        (r"(?<![\w.])v\d+(?:\.\d+)*(?:-[0-9A-Za-z]+)?\b", _any_shape),  # v2, v1.2.3
+        (r"(?<![\w.])\d+(?:\.\d+){2,}(?:-[0-9A-Za-z]+)?\b", _version_shape),  # 1.4.0-rc1
+        (r"(?<!\w)__[A-Za-z]\w*__(?!\w)", _any_shape),  # __init__
+        (r"(?<![\w.@/-])[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+", _dotted_shape),  # a.b.c
+        (r"(?<![\w.])_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*(?!\w)", _any_shape),  # a_b
+        (r"(?<![\w.])[a-z][a-z0-9]+(?:[A-Z][a-z0-9]*)+(?!\w)", _camel_shape),  # camelCase
+        (r"(?<![\w.])[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,}(?!\w)", _any_shape),  # PascalCase
+        (r"(?<![\w.])([A-Za-z_]\w*)\(\)", _any_shape),  # call()
     )
 )
+"""Code-like shapes, earlier ones winning where matches overlap. A pattern's group,
+when it has one, is the identifier. PascalCase needs three humps ("UserProfileService"),
+so two-hump brand names ("GitHub", "JavaScript") stay proper names."""
 
 #: Quotation shapes; group 1 is the quoted text. A straight or curly single quote opens
 #: only after a space or bracket and closes only before a non-letter, and an apostrophe

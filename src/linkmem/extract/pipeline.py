@@ -9,6 +9,7 @@ was tried and how to install one.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -38,8 +39,14 @@ EXCLUDED_COMPONENTS: tuple[str, ...] = (
 #: Loaded but not run: the rules call it on single tokens (topic heads) only.
 DISABLED_COMPONENTS: tuple[str, ...] = ("lemmatizer",)
 
-#: Thinc's plain numpy ops measured ~1.5x faster than blis here, with identical output.
-USE_NUMPY_OPS = True
+#: Which thinc CPU ops run the models: "blis" (thinc's default, single-threaded),
+#: "numpy" (``NumpyOps(use_blis=False)``: numpy's BLAS) or "auto". Both give identical
+#: output. numpy ops measured ~1.5x faster than blis when numpy's BLAS runs one thread,
+#: but 2-3x *slower* with a multi-threaded BLAS on a busy machine, so "auto" picks numpy
+#: only when the BLAS thread count is pinned to 1 (``OPENBLAS_NUM_THREADS=1`` or
+#: ``OMP_NUM_THREADS=1``, which must be set before numpy is imported).
+OPS = "auto"
+_BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 _lock = threading.Lock()
 _cache: dict[str | None, Any] = {}  # by requested name (None: the default chain)
@@ -121,13 +128,17 @@ def _missing_components(names: list[str]) -> list[str]:
 def _ops_context() -> Any:
     from contextlib import nullcontext
 
-    if not USE_NUMPY_OPS:
-        return nullcontext()
     from thinc.api import get_current_ops, use_ops
 
     if type(get_current_ops()).__name__ != "NumpyOps":
         return nullcontext()  # a GPU or other backend was chosen on purpose: keep it
-    return use_ops("numpy", use_blis=False)
+    return use_ops("numpy", use_blis=False) if _want_numpy_ops() else nullcontext()
+
+
+def _want_numpy_ops() -> bool:
+    if OPS in ("numpy", "blis"):
+        return OPS == "numpy"
+    return any(os.environ.get(var, "").strip() == "1" for var in _BLAS_THREAD_VARS)
 
 
 def _short(exc: BaseException) -> str:

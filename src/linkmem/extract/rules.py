@@ -186,57 +186,17 @@ def _inner_caps(word: str) -> bool:
 def identifier_candidates(text: str) -> list[Candidate]:
     """Code-like tokens in the raw text: URLs, paths, dotted/snake/camel names, ids."""
     taken: list[Candidate] = []
-    for shape, pattern in lx.IDENTIFIER_SHAPES:
+    for pattern, accept in lx.IDENTIFIER_SHAPES:
         for m in pattern.finditer(text):
             start, end = m.span(1 if pattern.groups else 0)
-            while end > start and text[end - 1] in _TRAILING:
+            while end > start and text[end - 1] in ".,;:!?)]}'\"":
                 end -= 1
             word = text[start:end]
-            if 1 < len(word) <= MAX_CHARS and _SHAPE_OK.get(shape, _any)(word):
+            if 1 < len(word) <= MAX_CHARS and accept(word):
                 cand = Candidate(word, EntityKind.IDENTIFIER, IDENT, start, end)
                 if not any(overlaps(cand, t) for t in taken):
                     taken.append(cand)
     return taken
-
-
-_TRAILING = ".,;:!?)]}'\""
-
-
-def _any(word: str) -> bool:
-    return True
-
-
-def _path_ok(word: str) -> bool:
-    last = word.rsplit("/", 1)[-1]
-    rooted = word.startswith(("/", "~/", "./", "../"))
-    has_ext = bool(re.search(r"\w\.[A-Za-z]\w*$", last))
-    return _has_alpha(word) and (rooted or word.count("/") >= 2 or has_ext)
-
-
-def _dotted_ok(word: str) -> bool:
-    parts = word.split(".")
-    return word.lower() not in lx.DOTTED_PROSE and any(len(p) > 1 for p in parts)
-
-
-def _version_ok(word: str) -> bool:
-    return not re.fullmatch(r"\d{1,2}\.\d{1,2}\.(\d{2}|\d{4})", word)  # a date
-
-
-def _camel_ok(word: str) -> bool:
-    return bool(re.search(r"[A-Z][a-z]", word))
-
-
-def _has_alpha(word: str) -> bool:
-    return any(c.isalpha() for c in word)
-
-
-_SHAPE_OK: dict[str, Callable[[str], bool]] = {
-    "path": _path_ok,
-    "dotted": _dotted_ok,
-    "version": _version_ok,
-    "camel": _camel_ok,
-    "backtick": _has_alpha,
-}
 
 
 # ---------------------------------------------------------------- (c) name spans

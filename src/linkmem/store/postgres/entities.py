@@ -22,6 +22,9 @@ from linkmem.store.postgres.memories import EF_SEARCH_MAX, EF_SEARCH_MIN, exact_
 from linkmem.store.postgres.sql import Tables, ann_settings, existing_ids, vector_literal
 from linkmem.types import EntityRecord, Scope
 
+#: Entity searches over at most this many entities are exact; larger ones use the HNSW index.
+EXACT_ENTITIES = 5_000
+
 
 class EntityTables:
     """The entity half of the PostgreSQL store."""
@@ -47,17 +50,40 @@ class EntityTables:
             scope_ids = self._scope_ids(scope)  # type: ignore[attr-defined]
         if not queries or k <= 0 or scope_ids == [] or (exact_scope and scope_ids is None):
             return out
+        scope_sql = "TRUE" if scope_ids is None else "x.scope_id = ANY(%s::bigint[])"
+        scope_args = [] if scope_ids is None else [scope_ids]
         with self.db.transaction() as conn:
-            ef_search = min(max(k, EF_SEARCH_MIN), EF_SEARCH_MAX)
-            self.db.execute(conn, ann_settings(), (str(ef_search),))
-            scope_sql = "TRUE" if scope_ids is None else "x.scope_id = ANY(%s::bigint[])"
-            args = [queries] + ([] if scope_ids is None else [scope_ids])
-            rows = self.db.execute(
-                conn, q.nearest_entities(self.t, scope_sql), [*args, k, min_similarity]
-            )
+            rows = self._nearest(conn, scope_sql, scope_args, queries, k, min_similarity)
             for ordinal, eid, sim in rows:
                 out[ordinal - 1].append((eid, float(sim)))
         return out
+
+    def _nearest(
+        self,
+        conn: Any,
+        scope_sql: str,
+        scope_args: list[Any],
+        queries: list[str],
+        k: int,
+        min_similarity: float,
+    ) -> Any:
+        """Exact up to ``EXACT_ENTITIES`` entities in the scopes, HNSW beyond."""
+        count = self.db.execute(
+            conn, q.count_entities_capped(self.t, scope_sql), [*scope_args, EXACT_ENTITIES + 1]
+        ).fetchone()[0]
+        if count <= EXACT_ENTITIES:
+            return self.db.execute(
+                conn,
+                q.nearest_entities_exact(self.t, scope_sql),
+                [queries, *scope_args, min_similarity, k],
+            )
+        ef_search = min(max(k, EF_SEARCH_MIN), EF_SEARCH_MAX)
+        self.db.execute(conn, ann_settings(), (str(ef_search),))
+        return self.db.execute(
+            conn,
+            q.nearest_entities_ann(self.t, scope_sql),
+            [queries, *scope_args, k, min_similarity],
+        )
 
     def insert_entities(self, entities: Sequence[NewEntity]) -> dict[str, str]:
         if not entities:

@@ -27,14 +27,34 @@ def find_entities(t: Tables) -> str:
     return f"SELECT key, id FROM {t.entities} WHERE scope_id = %s AND key = ANY(%s::text[])"
 
 
-def nearest_entities(t: Tables, scope_sql: str) -> str:
+def count_entities_capped(t: Tables, scope_sql: str) -> str:
+    """How many entities the scopes hold, counting no further than the cap (bounded cost)."""
+    return f"SELECT count(*) FROM (SELECT 1 FROM {t.entities} x WHERE {scope_sql} LIMIT %s) c"
+
+
+def nearest_entities_exact(t: Tables, scope_sql: str) -> str:
+    """Per query vector (text[] of pgvector literals), exact cosine against every entity of
+    the scopes in one pass: the ``k`` best at least ``min_similarity`` similar."""
+    return (
+        "WITH q AS MATERIALIZED (SELECT vec::vector AS vec, ord FROM unnest(%s::text[]) "
+        "WITH ORDINALITY AS u(vec, ord)), "
+        "scored AS (SELECT q.ord, x.id, x.seq, 1 - (x.embedding <=> q.vec) AS sim "
+        f"FROM {t.entities} x CROSS JOIN q WHERE {scope_sql}), "
+        "ranked AS (SELECT *, row_number() OVER (PARTITION BY ord ORDER BY sim DESC, seq) AS r "
+        "FROM scored WHERE sim >= %s) "
+        "SELECT ord, id, sim FROM ranked WHERE r <= %s ORDER BY ord, sim DESC, seq"
+    )
+
+
+def nearest_entities_ann(t: Tables, scope_sql: str) -> str:
     """Per query vector (text[] of pgvector literals), the ``k`` nearest entities through the
     HNSW index, then those at least ``min_similarity`` similar, best first."""
     return (
-        "SELECT q.ord, n.id, 1 - n.d FROM unnest(%s::text[]) WITH ORDINALITY AS q(vec, ord) "
-        "CROSS JOIN LATERAL (SELECT x.id, x.seq, x.embedding <=> q.vec::vector AS d "
-        f"FROM {t.entities} x WHERE {scope_sql} ORDER BY x.embedding <=> q.vec::vector "
-        "LIMIT %s) n WHERE 1 - n.d >= %s ORDER BY q.ord, n.d, n.seq"
+        "WITH q AS MATERIALIZED (SELECT vec::vector AS vec, ord FROM unnest(%s::text[]) "
+        "WITH ORDINALITY AS u(vec, ord)) SELECT q.ord, n.id, 1 - n.d FROM q CROSS JOIN LATERAL "
+        f"(SELECT x.id, x.seq, x.embedding <=> q.vec AS d FROM {t.entities} x WHERE {scope_sql} "
+        "ORDER BY x.embedding <=> q.vec LIMIT %s) n WHERE 1 - n.d >= %s "
+        "ORDER BY q.ord, n.d, n.seq"
     )
 
 
