@@ -14,13 +14,14 @@ import psycopg
 import pytest
 from helpers import CapitalisedWordsExtractor
 
-from linkmem import BackendUnavailable, InvalidInput, Memory, MigrationError
+from linkmem import BackendUnavailable, InvalidInput, Memory, MigrationError, StoreError
 from linkmem.embed.fake import FakeEmbedder
 from linkmem.filters import matches, parse_filters
 from linkmem.rank import bm25
 from linkmem.rank.terms import query_terms, terms
 from linkmem.store.base import NewMemory
 from linkmem.store.postgres import PostgresStore
+from linkmem.store.postgres.connection import wrap_error
 from linkmem.store.postgres.sql import vector_literal
 from linkmem.types import MemoryRecord, Scope
 
@@ -135,6 +136,18 @@ def test_ids_restriction_scores_exactly_those_rows(make_store):
     for mid, score in hits:
         vector = next(m.vector for m in rows if m.record.id == mid)
         assert score == pytest.approx(float(vector @ query), abs=1e-5)
+
+
+def test_vectors_wider_than_hnsw_allows_are_searched_exactly(make_store):
+    store = make_store(dim=2001)
+    assert store.capabilities.ann_index is False
+    assert set(store.info().details["hnsw_indexes"].values()) == {"missing"}
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((5, 2001)).astype(np.float32)
+    rows = [new_memory(f"wide {i}", Scope("u"), vector=vectors[i]) for i in range(5)]
+    store.put_memories(rows)
+    hits = store.vector_search(vectors[2], Scope("u"), 3)
+    assert hits[0][0] == rows[2].record.id and hits[0][1] == pytest.approx(1.0, abs=1e-5)
 
 
 # BM25 differential ----------------------------------------------------------------------------
@@ -421,3 +434,25 @@ def test_nul_characters_are_invalid_input(make_store):
     with pytest.raises(InvalidInput, match="NUL"):
         store.put_memories([new_memory("bad \x00 text", Scope("u"))])
     assert store.count_memories() == 0
+
+
+def test_a_terminated_connection_is_replaced_by_the_pool(make_store, pg_dsn):
+    store = make_store()
+    store.put_memories([new_memory("survives a reconnect", Scope("u"))])
+    with psycopg.connect(pg_dsn, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE application_name = 'linkmem' AND datname = current_database()"
+        )
+    assert store.count_memories() == 1
+
+
+def test_driver_errors_map_to_linkmem_errors():
+    where = "postgresql://u@h:5432/db"
+    assert isinstance(wrap_error(psycopg.OperationalError("refused"), where), BackendUnavailable)
+    assert isinstance(wrap_error(psycopg.errors.AdminShutdown("bye"), where), BackendUnavailable)
+    deadlock = wrap_error(psycopg.errors.DeadlockDetected("deadlock detected"), where)
+    assert isinstance(deadlock, StoreError) and "40P01" in str(deadlock)
+    assert "retry" in str(deadlock)
+    unique = wrap_error(psycopg.errors.UniqueViolation("duplicate key"), where)
+    assert isinstance(unique, StoreError) and "23505" in str(unique) and where in str(unique)

@@ -152,6 +152,26 @@ SPEECH_STARTS: frozenset[str] = frozenset(
 #: Dotted abbreviations that are prose, not code ("e.g", "Ph.D").
 DOTTED_PROSE: frozenset[str] = frozenset("e.g i.e a.m p.m ph.d u.s u.k et.al etc.al".split())
 
+#: Period tokens that stay part of a date even when capitalised ("Q3", "FY2024", "3rd").
+PERIOD_TOKEN: re.Pattern[str] = re.compile(
+    r"^(Q[1-4]|H[12]|FY\d{2,4}|\d+(st|nd|rd|th)|[AP]M)$", re.IGNORECASE
+)
+
+#: Tokens after which a capitalised word starts a sentence, a list item or a quotation.
+SENTENCE_OPENERS: frozenset[str] = frozenset('.!?:;"“‘(*-•–—#>+')
+
+#: Plural acronyms are common nouns ("APIs", "URLs"), not names.
+PLURAL_ACRONYM: re.Pattern[str] = re.compile(r"^[A-Z]{2,}s$")
+
+#: Parts of speech a capitalised mid-sentence word may carry and still be a name (the
+#: tagger reads "Will" as a modal verb).
+NAME_POS: frozenset[str] = frozenset({"NOUN", "PROPN", "AUX", "VERB", "ADJ"})
+
+#: Dependency roles of a noun phrase: a capitalised word in one of them is a name.
+NOMINAL_DEPS: frozenset[str] = frozenset(
+    "nsubj nsubjpass dobj pobj iobj appos conj attr oprd compound".split()
+)
+
 # ------------------------------------------------------------------ shapes of text
 # Regular expressions are kept here with the word lists: they are the "lexicon" of
 # code-like and quoted text.

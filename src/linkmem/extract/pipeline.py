@@ -91,8 +91,8 @@ def _resolve(configured: str | None) -> Any:
     tried: list[str] = []
     for name in candidate_names(configured):
         try:
-            nlp = _packages.get(name) or _load(name)
-        except (OSError, ImportError, ValueError) as exc:
+            nlp = _packages[name] if name in _packages else _load(name)
+        except Exception as exc:  # a missing or broken package: report it, try the next
             tried.append(f"{name} ({_short(exc)})")
             continue
         if configured and name != configured:

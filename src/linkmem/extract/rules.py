@@ -49,10 +49,16 @@ def candidates(doc: Doc, text: str, lemmatize: Lemmatize) -> list[Candidate]:
     named, amounts = _entity_tokens(doc)
     found = list(ner_candidates(doc))
     found += identifier_candidates(text)
-    found += name_candidates(doc, named | amounts)
+    if not _shouting(doc):  # in ALL-CAPS text capitals say nothing about names
+        found += name_candidates(doc, named | amounts)
     found += quote_candidates(text)
     found += topic_candidates(doc, amounts, lemmatize)
     return found
+
+
+def _shouting(doc: Doc) -> bool:
+    words = [t for t in doc if t.is_alpha and len(t) > 1]
+    return len(words) >= 3 and sum(t.is_upper for t in words) > 0.7 * len(words)
 
 
 def _entity_tokens(doc: Doc) -> tuple[set[int], set[int]]:
@@ -73,17 +79,12 @@ def _entity_tokens(doc: Doc) -> tuple[set[int], set[int]]:
 
 
 def _name_in_amount(tok: Token, numeric: bool) -> bool:
-    if not _is_name_like(tok) or tok.lower_ in lx.CALENDAR_WORDS or _PERIOD.match(tok.text):
+    if not _is_name_like(tok) or tok.lower_ in lx.CALENDAR_WORDS or lx.PERIOD_TOKEN.match(tok.text):
         return False
     return numeric or _inner_caps(tok.text)
 
 
-_PERIOD = re.compile(r"^(Q[1-4]|H[12]|FY\d{2,4}|\d+(st|nd|rd|th)|[AP]M)$", re.IGNORECASE)
-
-
 # ---------------------------------------------------------------- shared filters
-
-
 def is_noise(text: str) -> bool:
     """Empty, too long, no letters (numbers, dates, amounts), markup or a bullet."""
     return (
@@ -101,9 +102,8 @@ def is_bad_single(word: str, *, named: bool = False) -> bool:
     "Will". All-capital acronyms ("US", "IT") are never rejected as stop words.
     """
     low = word.lower()
-    if len(word) < 2 or low in lx.GENERIC_ROLES or low in lx.GENERIC_SINGLES:
-        return True
-    if low in lx.EMPTY_HEADS or low in lx.TITLES:
+    generic = (lx.GENERIC_ROLES, lx.GENERIC_SINGLES, lx.EMPTY_HEADS, lx.TITLES)
+    if len(word) < 2 or any(low in words for words in generic):
         return True
     is_acronym = word.isupper() and word.isalpha()
     return low in STOP_WORDS and not (named or is_acronym)
@@ -245,7 +245,7 @@ def _connects(doc: Doc, i: int, blocked: set[int]) -> bool:
 
 def _is_name_like(tok: Token) -> bool:
     word = tok.text
-    if not any(c.isalpha() for c in word) or tok.is_punct or _PLURAL_ACRONYM.match(word):
+    if not any(c.isalpha() for c in word) or tok.is_punct or lx.PLURAL_ACRONYM.match(word):
         return False
     if word.lower() in lx.GENERIC_ROLES or word.lower() in lx.GENERIC_SINGLES:
         return False
@@ -255,34 +255,27 @@ def _is_name_like(tok: Token) -> bool:
         return False
     if tok.tag_ in ("NNP", "NNPS") or _inner_caps(word):
         return True
-    return _capitalised_mid_sentence(tok) and tok.pos_ in _NAME_POS
+    return _capitalised_mid_sentence(tok) and tok.pos_ in lx.NAME_POS
 
 
 def _capitalised_mid_sentence(tok: Token) -> bool:
     """A capitalised word in a nominal role away from a sentence start ("met Will")."""
-    return tok.dep_ in _NOMINAL_DEPS and not _sentence_initial(tok)
-
-
-_SENTENCE_OPENERS = frozenset('.!?:;"“‘(*-•–—#>+')
-_PLURAL_ACRONYM = re.compile(r"^[A-Z]{2,}s$")  # "APIs", "URLs": common nouns
-_NAME_POS = frozenset({"NOUN", "PROPN", "AUX", "VERB", "ADJ"})
-_NOMINAL_DEPS = frozenset(
-    {"nsubj", "nsubjpass", "dobj", "pobj", "iobj", "appos", "conj", "attr", "oprd", "compound"}
-)
+    return tok.dep_ in lx.NOMINAL_DEPS and not _sentence_initial(tok)
 
 
 def _sentence_initial(tok: Token) -> bool:
     if tok.i == 0 or tok.is_sent_start:
         return True
     prev = tok.doc[tok.i - 1]
-    return prev.text in _SENTENCE_OPENERS or "\n" in prev.whitespace_
+    return prev.text in lx.SENTENCE_OPENERS or "\n" in prev.whitespace_
 
 
 def _acceptable_single_name(tok: Token) -> bool:
     low = tok.lower_
-    if low in lx.CALENDAR_WORDS and _temporal_context(tok):
+    if low in lx.GENERIC_HEADS or (low in lx.CALENDAR_WORDS and _temporal_context(tok)):
         return False
-    if _sentence_initial(tok) and _looks_plural(tok.text):
+    plural = low.endswith("s") and not low.endswith("ss") and not _inner_caps(tok.text)
+    if plural and _sentence_initial(tok):
         return False  # "Glasses need cleaning": a plural the tagger took for a name
     title_case = tok.text[0].isupper() and tok.text[1:].islower()
     if title_case and (tok.tag_ == "NNP" or _capitalised_mid_sentence(tok)):
@@ -290,17 +283,12 @@ def _acceptable_single_name(tok: Token) -> bool:
     return not is_bad_single(tok.text)
 
 
-def _looks_plural(word: str) -> bool:
-    return word.endswith("s") and not word.endswith("ss") and not _inner_caps(word)
-
-
 def _temporal_context(tok: Token) -> bool:
+    """A number or a cue word ("in", "next", "every") next to it: a date."""
     doc = tok.doc
     prev = doc[tok.i - 1] if tok.i > 0 else None
-    nxt = doc[tok.i + 1] if tok.i + 1 < len(doc) else None
-    if prev is not None and (prev.lower_ in lx.TEMPORAL_CUES or prev.like_num):
-        return True
-    return nxt is not None and nxt.like_num
+    nxt_num = tok.i + 1 < len(doc) and doc[tok.i + 1].like_num
+    return nxt_num or (prev is not None and (prev.lower_ in lx.TEMPORAL_CUES or prev.like_num))
 
 
 # ---------------------------------------------------------------- (d) quotes
@@ -328,7 +316,7 @@ def _acceptable_quote(inner: str) -> bool:
         return False
     if len(words) == 1:
         return not is_bad_single(inner, named=inner[:1].isupper())
-    return not (len(words) >= 3 and words[0].lower() in lx.SPEECH_STARTS)
+    return words[0].lower() not in lx.SPEECH_STARTS  # reported speech, not a title
 
 
 # ---------------------------------------------------------------- (e) topics
@@ -347,10 +335,8 @@ def _split_chunk(chunk: Iterable[Token], blocked: set[int]) -> Iterator[list[Tok
     group: list[Token] = []
     for tok in chunk:
         joins = tok.text == "-" and group and not (tok.whitespace_ or group[-1].whitespace_)
-        if tok.i in blocked or tok.tag_ == "POS" or tok.pos_ in ("CCONJ", "NUM"):
-            yield group
-            group = []
-        elif (tok.is_punct and not joins) or tok.is_quote:
+        breaks = tok.i in blocked or tok.tag_ == "POS" or tok.pos_ in ("CCONJ", "NUM")
+        if breaks or (tok.is_punct and not joins) or tok.is_quote:
             yield group
             group = []
         else:
@@ -368,14 +354,12 @@ def _topic(doc: Doc, group: list[Token], lemmatize: Lemmatize) -> Candidate | No
     words = [t for t in run if t.text != "-"]
     if len(words) < 2 or len(words) > MAX_TOPIC_WORDS:
         return None
-    if _lemma(head, lemmatize) in lx.GENERIC_HEADS and not _has_noun_modifier(words):
-        return None
-    start = run[0].idx
-    surface = doc.text[start : head.idx] + _singular(head, lemmatize)
-    cand = Candidate(
-        " ".join(surface.split()), EntityKind.TOPIC, TOPIC, start, head.idx + len(head)
-    )
-    return None if is_noise(cand.text) else cand
+    noun_modified = any(t.pos_ in ("NOUN", "PROPN", "VERB") for t in words[:-1])
+    if _lemma(head, lemmatize) in lx.GENERIC_HEADS and not noun_modified:
+        return None  # "great time" no, "vacation time" yes
+    start, end = run[0].idx, head.idx + len(head)
+    surface = " ".join((doc.text[start : head.idx] + _singular(head, lemmatize)).split())
+    return None if is_noise(surface) else Candidate(surface, EntityKind.TOPIC, TOPIC, start, end)
 
 
 def _modifier_run(group: list[Token]) -> list[Token]:
@@ -399,10 +383,6 @@ def _is_modifier(tok: Token) -> bool:
     if tok.pos_ in ("NOUN", "PROPN", "ADJ"):
         return True
     return tok.tag_ in ("VBG", "VBN") and tok.dep_ in ("compound", "amod")  # "machine learning"
-
-
-def _has_noun_modifier(words: list[Token]) -> bool:
-    return any(t.pos_ in ("NOUN", "PROPN", "VERB") for t in words[:-1])
 
 
 def _lemma(tok: Token, lemmatize: Lemmatize) -> str:

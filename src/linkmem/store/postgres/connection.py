@@ -2,15 +2,17 @@
 
 The outermost ``transaction()`` of a thread takes a connection from the pool and opens a
 transaction on it; nested blocks, and every statement run inside, reuse that connection. A
-statement run outside any block gets its own short transaction.
+statement run outside any block is its own transaction (autocommit); ``connection()`` keeps one
+pooled connection for a group of such statements (one checkout instead of one per statement).
 """
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from linkmem.errors import BackendUnavailable, ConfigError, InvalidInput, StoreError
 from linkmem.store.postgres.driver import ConnectionPool, PoolTimeout, conninfo_to_dict, psycopg
@@ -38,9 +40,13 @@ def describe_dsn(dsn: str) -> str:
 def wrap_error(e: Exception, location: str) -> Exception:
     """The linkmem error for a driver error (the caller raises it ``from e``)."""
     message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    if isinstance(e, psycopg.OperationalError | PoolTimeout) and not isinstance(
-        e, psycopg.errors.QueryCanceled
-    ):
+    if isinstance(e, PoolTimeout):
+        return StoreError(
+            f"no free connection to {location} within {POOL_TIMEOUT:.0f}s: every pooled "
+            "connection is busy; raise postgres.pool_max or look for long transactions"
+        )
+    sqlstate = getattr(e, "sqlstate", None) or ""
+    if isinstance(e, psycopg.OperationalError) and _is_connection_loss(sqlstate):
         return BackendUnavailable(
             f"lost or cannot get a connection to {location}: {message}; {_CHECK}"
         )
@@ -49,11 +55,16 @@ def wrap_error(e: Exception, location: str) -> Exception:
             f"PostgreSQL cannot store NUL (\\x00) characters: {message}; "
             "remove them from the text or metadata"
         )
-    sqlstate = getattr(e, "sqlstate", None)
     code = f" [{sqlstate}]" if sqlstate else ""
+    retry = "; retry the call" if sqlstate.startswith("40") else ""
     return StoreError(
-        f"PostgreSQL error at {location}{code}: {message}; the transaction was rolled back"
+        f"PostgreSQL error at {location}{code}: {message}; the transaction was rolled back{retry}"
     )
+
+
+def _is_connection_loss(sqlstate: str) -> bool:
+    """No SQLSTATE (client side), class 08 (connection exception) or a server shutting down."""
+    return not sqlstate or sqlstate.startswith("08") or sqlstate in ("57P01", "57P02", "57P03")
 
 
 class Database:
@@ -66,7 +77,9 @@ class Database:
             dsn,
             min_size=max(0, pool_min),
             max_size=max(1, pool_max, pool_min),
-            kwargs={"autocommit": True, "application_name": "linkmem"},
+            # No server-side prepared statements: every search gets a plan for its own scope
+            # (HNSW or exact), and transaction-mode poolers such as PgBouncer work.
+            kwargs={"autocommit": True, "application_name": "linkmem", "prepare_threshold": None},
             check=ConnectionPool.check_connection,
             timeout=POOL_TIMEOUT,
             open=False,
@@ -92,14 +105,15 @@ class Database:
             ) from e
 
     @contextmanager
-    def transaction(self) -> Iterator[Any]:
-        """Yield this thread's connection inside a transaction (joined when already open)."""
+    def connection(self) -> Iterator[Any]:
+        """This thread's connection: the one of its open block, else one from the pool for the
+        duration of this block (autocommit: each statement is its own transaction)."""
         current = getattr(self._local, "conn", None)
         if current is not None:
             yield current
             return
         try:
-            with self.pool.connection() as conn, conn.transaction():
+            with self.pool.connection() as conn:
                 self._local.conn = conn
                 try:
                     yield conn
@@ -108,6 +122,23 @@ class Database:
         except (psycopg.Error, PoolTimeout) as e:
             raise wrap_error(e, self.location) from e
 
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """This thread's connection inside a transaction; nested blocks join the outermost."""
+        if getattr(self._local, "in_transaction", False):
+            yield self._local.conn
+            return
+        with self.connection() as conn:
+            try:
+                with conn.transaction():
+                    self._local.in_transaction = True
+                    try:
+                        yield conn
+                    finally:
+                        self._local.in_transaction = False
+            except psycopg.Error as e:
+                raise wrap_error(e, self.location) from e
+
     def execute(self, conn: Any, query: str, args: Sequence[Any] = ()) -> Any:
         try:
             return conn.execute(query, args)
@@ -115,7 +146,7 @@ class Database:
             raise wrap_error(e, self.location) from e
 
     def rows(self, query: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self.transaction() as conn:
+        with self.connection() as conn:
             return self.execute(conn, query, args).fetchall()
 
     def value(self, query: str, args: Sequence[Any] = ()) -> Any:
@@ -124,9 +155,23 @@ class Database:
         return rows[0][0] if rows else None
 
     def run(self, query: str, args: Sequence[Any] = ()) -> int:
-        """Execute a write; returns the number of rows it touched."""
-        with self.transaction() as conn:
+        """Execute one statement (atomic on its own); returns the number of rows it touched."""
+        with self.connection() as conn:
             return self.execute(conn, query, args).rowcount
 
     def close(self) -> None:
         self.pool.close()
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_connection(method: F) -> F:
+    """Run a store method's statements on one pooled connection (``self.db``)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self.db.connection():
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]

@@ -6,13 +6,13 @@ from linkmem.errors import BackendUnavailable
 
 try:
     import psycopg
-    from psycopg import errors as pg_errors
     from psycopg.conninfo import conninfo_to_dict
     from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError as e:  # pragma: no cover - exercised by the optional-dependency tests
     raise BackendUnavailable(
         f"the postgres store needs psycopg 3 and psycopg_pool ({e.name or e} is missing); "
-        "run: pip install 'linkmem[postgres]'"
+        "run: pip install 'linkmem[postgres]'",
+        name=e.name,
     ) from e
 
-__all__ = ["ConnectionPool", "PoolTimeout", "conninfo_to_dict", "pg_errors", "psycopg"]
+__all__ = ["ConnectionPool", "PoolTimeout", "conninfo_to_dict", "psycopg"]

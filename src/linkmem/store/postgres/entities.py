@@ -17,7 +17,7 @@ import numpy as np
 from linkmem.errors import NotFound
 from linkmem.store.base import NewEntity
 from linkmem.store.postgres import entity_sql as q
-from linkmem.store.postgres.connection import Database
+from linkmem.store.postgres.connection import Database, one_connection
 from linkmem.store.postgres.memories import EF_SEARCH_MAX, EF_SEARCH_MIN, exact_scope_params
 from linkmem.store.postgres.sql import Tables, ann_settings, existing_ids, vector_literal
 from linkmem.types import EntityRecord, Scope
@@ -32,12 +32,14 @@ class EntityTables:
     db: Database
     t: Tables
 
+    @one_connection
     def find_entities(self, scope: Scope, keys: Sequence[str]) -> dict[str, str]:
         scope_id = self._scope_id(scope, create=False)  # type: ignore[attr-defined]
         if scope_id is None or not keys:
             return {}
         return dict(self.db.rows(q.find_entities(self.t), (scope_id, list(keys))))
 
+    @one_connection
     def nearest_entities(
         self, scope: Scope, vectors: np.ndarray, k: int, min_similarity: float, exact_scope: bool
     ) -> list[list[tuple[str, float]]]:
@@ -151,6 +153,7 @@ class EntityTables:
         found = {r[0]: _entity_from_row(r) for r in rows}
         return [found[i] for i in ids if i in found]
 
+    @one_connection
     def list_entities(
         self, scope: Scope, order: str, limit: int, offset: int = 0
     ) -> list[EntityRecord]:
@@ -170,6 +173,7 @@ class EntityTables:
                 out[eid].append(mid)
         return dict(out)
 
+    @one_connection
     def entities_of_memories(self, memory_ids: Sequence[str]) -> dict[str, list[EntityRecord]]:
         out: dict[str, list[EntityRecord]] = defaultdict(list)
         if not memory_ids:
@@ -180,6 +184,7 @@ class EntityTables:
             out[mid].append(records[eid])
         return dict(out)
 
+    @one_connection
     def cooccurring_entities(self, entity_id: str, limit: int) -> list[tuple[EntityRecord, int]]:
         rows = self.db.rows(q.cooccurring(self.t), (entity_id, limit))
         records = {e.id: e for e in self.get_entities([r[0] for r in rows])}

@@ -13,7 +13,7 @@ from linkmem.errors import NotFound
 from linkmem.filters import Node
 from linkmem.store.base import NewMemory
 from linkmem.store.postgres import sql
-from linkmem.store.postgres.connection import Database
+from linkmem.store.postgres.connection import Database, one_connection
 from linkmem.store.postgres.sql import Tables, filter_sql, in_scopes, vector_literal
 from linkmem.types import MemoryRecord, Scope
 
@@ -51,11 +51,11 @@ class MemoryTables:
     def _scope_id(self, scope: Scope, create: bool = True) -> int | None:
         """The id of exactly ``scope`` (created when missing and ``create``)."""
         params = exact_scope_params(scope)
+        if not create:
+            return self.db.value(sql.select_exact_scope(self.t), params)
         with self.db.transaction() as conn:
-            if create:
-                self.db.execute(conn, sql.insert_scope(self.t), params)
-            row = self.db.execute(conn, sql.select_exact_scope(self.t), params).fetchone()
-        return row[0] if row else None
+            self.db.execute(conn, sql.insert_scope(self.t), params)
+            return self.db.execute(conn, sql.select_exact_scope(self.t), params).fetchone()[0]
 
     def _scope_ids(self, scope: Scope) -> list[int] | None:
         """Ids of the scopes a read of ``scope`` covers (subset match); None: all scopes."""
@@ -149,6 +149,7 @@ class MemoryTables:
         found = {r[0]: record_from_row(r) for r in rows}
         return [found[i] for i in ids if i in found]
 
+    @one_connection
     def list_memories(
         self, scope: Scope, filters: Node | None, limit: int, offset: int = 0
     ) -> list[MemoryRecord]:
@@ -159,6 +160,7 @@ class MemoryTables:
         rows = self.db.rows(sql.list_memories(self.t, where), [*args, limit, offset])
         return [record_from_row(r) for r in rows]
 
+    @one_connection
     def memory_ids(self, scope: Scope) -> list[str]:
         scope_ids = self._scope_ids(scope)
         if scope_ids == []:
@@ -166,6 +168,7 @@ class MemoryTables:
         where, args = self._memory_where(scope_ids, None)
         return [r[0] for r in self.db.rows(sql.memory_ids(self.t, where), args)]
 
+    @one_connection
     def count_memories(self, scope: Scope | None = None) -> int:
         scope_ids = self._scope_ids(scope or Scope())
         if scope_ids == []:
@@ -174,6 +177,7 @@ class MemoryTables:
         return int(self.db.value(sql.count_memories(self.t, where), args))
 
     # retrieval -------------------------------------------------------------------------------
+    @one_connection
     def vector_search(
         self,
         vector: np.ndarray,
@@ -207,6 +211,7 @@ class MemoryTables:
         found = self.db.execute(conn, sql.vector_ann(self.t, where), [query, *args, query, k])
         return [(mid, float(sim)) for mid, sim in found]
 
+    @one_connection
     def keyword_search(
         self,
         terms: Sequence[str],

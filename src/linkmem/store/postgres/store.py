@@ -9,7 +9,7 @@ from typing import Any
 from linkmem.errors import ConfigError
 from linkmem.store.base import Capabilities, StoreInfo
 from linkmem.store.postgres import schema, sql
-from linkmem.store.postgres.connection import Database
+from linkmem.store.postgres.connection import Database, one_connection
 from linkmem.store.postgres.entities import EntityTables
 from linkmem.store.postgres.memories import MemoryTables
 from linkmem.store.postgres.sql import Tables, check_collection
@@ -82,6 +82,7 @@ class PostgresStore(MemoryTables, EntityTables):
             (f"{self.t.c}.{key}", value),
         )
 
+    @one_connection
     def info(self) -> StoreInfo:
         return StoreInfo(
             "postgres",
