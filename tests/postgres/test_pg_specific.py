@@ -21,7 +21,7 @@ from linkmem.rank import bm25
 from linkmem.rank.terms import query_terms, terms
 from linkmem.store.base import NewMemory
 from linkmem.store.postgres import PostgresStore
-from linkmem.store.postgres.connection import wrap_error
+from linkmem.store.postgres.connection import describe_dsn, wrap_error
 from linkmem.store.postgres.sql import vector_literal
 from linkmem.types import MemoryRecord, Scope
 
@@ -398,7 +398,7 @@ def test_info_reports_server_pgvector_indexes_and_counts(make_store, pg_dsn):
     info = store.info()
     details = info.details
     assert info.backend == "postgres"
-    assert info.location.startswith("postgresql://postgres@127.0.0.1:")
+    assert info.location == describe_dsn(pg_dsn) and info.location.startswith("postgresql://")
     with psycopg.connect(pg_dsn) as conn:
         version = conn.execute("SHOW server_version").fetchone()[0]
     assert details["server_version"] == version

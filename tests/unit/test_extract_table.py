@@ -19,6 +19,12 @@ P, Q, T, ID = EntityKind.PROPER, EntityKind.QUOTED, EntityKind.TOPIC, EntityKind
 TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
     # people and pets
     ("I adopted a dog named Max.", {("Max", P)}),
+    # chat: greetings and names addressing the listener are not what a message is about
+    ("Bye Caroline. I'm here for you.", set()),
+    ("Thanks, Mel! It really motivated me.", set()),
+    ("Woah, Caroline, it sounds like you are doing great work.", set()),
+    ("Hey Mel, guess what? I adopted Max.", {("Max", P)}),
+    ("I met Tom, Bob, and Anna in Paris.", {("Tom", P), ("Bob", P), ("Anna", P), ("Paris", P)}),
     ("Maxine is my sister.", {("Maxine", P)}),
     ("Max has a vet visit on Friday.", {("Max", P), ("vet visit", T)}),
     (

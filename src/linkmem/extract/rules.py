@@ -17,6 +17,7 @@ from spacy.lang.en.stop_words import STOP_WORDS
 
 from linkmem.extract import lexicon as lx
 from linkmem.extract.base import EntityKind, normalise_key
+from linkmem.extract.dialogue import is_vocative, strip_greeting
 
 NER, IDENT, NAME, QUOTE, TOPIC = range(5)  # source priorities: lower wins
 
@@ -146,7 +147,9 @@ def ner_candidates(doc: Doc) -> Iterator[Candidate]:
         if ent.label_ not in lx.KEEP_LABELS:
             continue
         for part in _split_at_conjunction(list(ent)):
-            toks = _trim(part)
+            toks = _trim(strip_greeting(part))
+            if is_vocative(toks):
+                continue
             if toks and _acceptable_name(toks, named=ent.label_ == "PERSON"):
                 yield _make(doc, toks, EntityKind.PROPER, NER)
 
@@ -205,8 +208,8 @@ def identifier_candidates(text: str) -> list[Candidate]:
 def name_candidates(doc: Doc, blocked: set[int]) -> Iterator[Candidate]:
     """Runs of capitalised name-like tokens outside any NER entity ("MacBook Pro")."""
     for run in _name_runs(doc, blocked):
-        toks = _trim(run)
-        if not toks or is_noise(" ".join(t.text for t in toks)):
+        toks = _trim(strip_greeting(run))
+        if not toks or is_vocative(toks) or is_noise(" ".join(t.text for t in toks)):
             continue
         if len(toks) > 1 or _acceptable_single_name(toks[0]):
             yield _make(doc, toks, EntityKind.PROPER, NAME)

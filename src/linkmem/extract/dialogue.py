@@ -1,0 +1,50 @@
+"""Chat conventions that look like names but are not what a message is about.
+
+Greetings glued to a name ("Bye Caroline", "Hey Mel") and names used to address the listener
+("Thanks, Caroline!", "Mel, guess what?") name the person spoken to, not a subject of the
+message; linking them would tie every reply to its addressee.
+"""
+
+from __future__ import annotations
+
+from spacy.tokens import Token
+
+#: Words that open a greeting or thanks and are often tagged as part of the following name.
+GREETINGS: frozenset[str] = frozenset(
+    """hi hey hello hiya howdy bye goodbye goodnight thanks thank thx congrats congratulations
+    cheers dear yo welcome morning evening aw aww wow woah whoa oh ooh yay yeah yes yep yup
+    ok okay omg haha lol hmm um sure sorry""".split()
+)
+_AFTER_ADDRESS = {",", "!", "?"}
+
+
+def strip_greeting(toks: list[Token]) -> list[Token]:
+    """Drop leading greeting words (and commas after them) from a name span; a span that is
+    only a greeting ("Woah") becomes empty."""
+    while toks and (toks[0].lower_ in GREETINGS or toks[0].text == ","):
+        toks = toks[1:]
+    return toks
+
+
+def is_vocative(toks: list[Token]) -> bool:
+    """A name that addresses the listener: "Bye Caroline.", "Thanks, Mel!", "Wow, Caroline,
+    that's great", "Caroline!". Names in lists ("Tom, Bob and Anna") are not vocatives."""
+    if not toks:
+        return False
+    doc = toks[0].doc
+    before = doc[toks[0].i - 1] if toks[0].i > 0 else None
+    after = doc[toks[-1].i + 1] if toks[-1].i + 1 < len(doc) else None
+    ends_address = after is None or after.text in _AFTER_ADDRESS or after.text == "."
+    if before is None or toks[0].is_sent_start:
+        return after is not None and after.text == "!"
+    if _interjection(before):
+        return ends_address
+    if before.text != ",":
+        return False
+    before_comma = doc[before.i - 1] if before.i > 0 else None
+    exclaimed = after is not None and after.text in {"!", "?"}
+    return exclaimed or (before_comma is not None and _interjection(before_comma) and ends_address)
+
+
+def _interjection(tok: Token) -> bool:
+    return tok.lower_ in GREETINGS or tok.pos_ == "INTJ"
