@@ -24,6 +24,12 @@ class RetrievalConfig:
     #: Dense and keyword candidates fetched per search: max(pool_factor * top_k, pool_min).
     pool_factor: int = 4
     pool_min: int = 60
+    #: Memories written in one call are a conversation: each one's search vector blends in
+    #: the mean direction of its neighbours (``context_window`` on each side) with this
+    #: weight. On LoCoMo (dev) this lifted dense+BM25 recall@10 from 0.674 to 0.697 at no model
+    #: cost; 0 turns it off.
+    context_weight: float = 0.5
+    context_window: int = 1
     #: Weight of the dense cosine (clamped at 0) in the fused score.
     dense_weight: float = 1.0
     #: Weight of the squashed BM25 score in the fused score.
@@ -46,6 +52,7 @@ class RetrievalConfig:
     #: Boost = similarity * entity_boost_weight * 1 / (1 + entity_link_decay * (n_linked - 1)^2).
     entity_boost_weight: float = 0.5
     entity_link_decay: float = 0.001
+    entity_boost_mode: str = "add"
     #: Write path: an entity with no exact key match merges into one at least this similar.
     entity_merge_similarity: float = 0.95
     #: Entities kept per memory (the extractor's order, i.e. text order).

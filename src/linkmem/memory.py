@@ -17,10 +17,12 @@ from linkmem.entities.linker import apply_links, plan_links
 from linkmem.errors import ConfigError, EmbedderMismatch, NotFound
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import parse_filters
+from linkmem.rank.context import contextual_vectors
 from linkmem.rank.terms import terms, terms_batch
 from linkmem.search import SearchRequest, Signals, run_search
 from linkmem.store.base import NewMemory, Store
 from linkmem.store.registry import open_store
+from linkmem.transfer import Transfer
 from linkmem.types import HistoryEvent, MemoryRecord, Scope
 
 Result = dict[str, Any]
@@ -30,7 +32,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class Memory(EntityInspection):
+class Memory(EntityInspection, Transfer):
     """Long-term memory for agents: add, search, get, update, delete, with entity linking.
 
     ``Memory()`` stores in the per-user data folder; ``Memory("memory.db")`` in that file;
@@ -141,7 +143,10 @@ class Memory(EntityInspection):
 
     def _write_new(self, records: list[MemoryRecord]) -> None:
         texts = [r.text for r in records]
-        vectors = self.embedder.embed_batch(texts)
+        config = self.settings.retrieval
+        vectors = contextual_vectors(
+            self.embedder.embed_batch(texts), config.context_window, config.context_weight
+        )
         plan = self._plan(texts)
         new = [NewMemory(r, vec, t) for r, vec, t in zip(records, vectors, terms_batch(texts))]
         history = [

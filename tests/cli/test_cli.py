@@ -354,6 +354,7 @@ EXPECTED = {
     "delete-all",
     "history",
     "import",
+    "export",
     "doctor",
     "reset",
     "demo",

@@ -84,3 +84,19 @@ def test_sqlite_bm25_matches_the_formulas(tmp_path):
     assert set(got) == {k for k, v in want.items() if v > 0}
     for key, value in got.items():
         assert value == pytest.approx(want[key])
+
+
+def test_contextual_vectors_blend_neighbours_by_hand():
+    import numpy as np
+
+    from linkmem.embed.base import l2_normalise
+    from linkmem.rank.context import contextual_vectors
+
+    vectors = l2_normalise(np.random.RandomState(0).randn(5, 4))
+    got = contextual_vectors(vectors, window=1, weight=0.5)
+    for i in range(5):
+        around = vectors[max(0, i - 1) : i + 2].sum(0)
+        blend = 0.5 * vectors[i] + 0.5 * around / np.linalg.norm(around)
+        assert np.allclose(got[i], blend / np.linalg.norm(blend), atol=1e-6)
+    assert np.array_equal(contextual_vectors(vectors[:1], 1, 0.5), vectors[:1])
+    assert np.array_equal(contextual_vectors(vectors, 1, 0.0), vectors)

@@ -5,7 +5,14 @@ Importing the command modules registers their commands on ``app``.
 
 from __future__ import annotations
 
-from linkmem.cli import commands, demo, doctor, entities, imports  # noqa: F401 (registration)
+from linkmem.cli import (  # noqa: F401 (registration)
+    commands,
+    demo,
+    doctor,
+    entities,
+    exports,
+    imports,
+)
 from linkmem.cli.app import app, main
 
 try:  # the eval sub-app lives with the evaluation code and may not be installed

@@ -16,6 +16,7 @@ from linkmem.cli import importer, render
 from linkmem.cli.app import app, open_memory
 from linkmem.cli.options import Agent, Json, Run, User, scope
 from linkmem.errors import LinkmemError
+from linkmem.transfer import export_header
 from linkmem.types import SCOPE_KEYS
 
 
@@ -100,19 +101,31 @@ def import_file(
     run: Run = None,
     batch_size: Annotated[
         int,
-        typer.Option("--batch-size", min=1, help="Items per add_batch call (one transaction)."),
+        typer.Option(
+            "--batch-size",
+            min=1,
+            help="Items per add_batch call, or export rows per transaction when restoring.",
+        ),
     ] = 256,
     as_json: Json = False,
 ) -> None:
-    """Import memories from a JSONL file or a conversation JSON, in batches.
+    """Import memories from a JSONL file or a conversation JSON, or restore an export.
 
     Every record is checked first: a bad line is reported with its number and nothing is
     written.
+
+    A file written by `linkmem export` is restored losslessly: same ids, scopes, timestamps,
+    vectors, entities, links and history (into a collection holding none of those ids, with
+    the embedder the export was made with).
 
     JSONL: one object per line with "text" or "messages", optional "metadata", and optional
     "user_id" / "agent_id" / "run_id" that override the command line's scope.
     Conversation JSON: a list of {"role", "content"} messages, or {"messages": [...]}.
     """
+    header = export_header(path)
+    if header is not None:
+        _restore(ctx, path, header, (user, agent, run), batch_size, as_json)
+        return
     memory = open_memory(ctx)
     ids = scope(user, agent, run)
     total = importer.check_records(importer.read_records(path, ids), memory.settings.max_text_chars)
@@ -124,3 +137,24 @@ def import_file(
             report.add(batch, len(result["results"]))
             advance(len(batch.records))
     render.emit(report.finish(), as_json, render.import_report)
+
+
+def _restore(
+    ctx: typer.Context,
+    path: Path,
+    header: dict[str, Any],
+    scope_ids: tuple[str | None, ...],
+    batch_size: int,
+    as_json: bool,
+) -> None:
+    if any(i is not None for i in scope_ids):
+        raise typer.BadParameter(
+            "an export keeps every memory's own scope; drop --user, --agent and --run",
+            param_hint="--user / --agent / --run",
+        )
+    counts = header.get("counts")
+    total = 1 + sum(counts.values()) if isinstance(counts, dict) else 0
+    memory = open_memory(ctx)
+    with import_progress(total, enabled=not as_json and total > 0) as advance:
+        result = memory.restore(path, batch_size=batch_size, progress=advance)
+    render.emit(result, as_json, lambda r: render.transfer_report(r, "Restored", "from"))

@@ -190,6 +190,35 @@ def import_report(report: Row) -> None:
         out.print(f"  {scope_label(s)}: {s['memories']:,}")
 
 
+def transfer_report(report: Row, verb: str, preposition: str) -> None:
+    """``Exported ... to FILE`` / ``Restored ... from FILE``."""
+    counts = ", ".join(
+        f"{report[k]:,} {label}"
+        for k, label in [
+            ("memories", "memories"),
+            ("entities", "entities"),
+            ("links", "links"),
+            ("history", "history events"),
+        ]
+    )
+    console().print(
+        f"[green]{verb}[/green] {counts} {preposition} ",
+        Text(str(report["path"])),
+        f" in {report['seconds']:.2f} s",
+        sep="",
+        soft_wrap=True,
+    )
+
+
+def _plain(value: Any) -> str:
+    """A detail value for people: lists and mappings without Python brackets."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_plain(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(_plain(v) for v in value) or "none"
+    return "none" if value is None else str(value)
+
+
 def doctor(report: Row) -> None:
     out = console()
     status = report["status"]
@@ -198,12 +227,14 @@ def doctor(report: Row) -> None:
         table = Table(show_header=False, box=None, pad_edge=False)
         table.add_column(style="bold")
         table.add_column()
-        table.add_row("store", Text(f"{store.pop('backend')}  {store.pop('location')}"))
+        where = f"{store.pop('backend')}  {store.pop('location')}"
+        table.add_row("store", Text(where, overflow="fold"))
         counts = {
             k: store.pop(k) for k in ("memories", "entities", "links", "scopes") if k in store
         }
         table.add_row("counts", "  ".join(f"{k} {v:,}" for k, v in counts.items()))
-        table.add_row("details", Text("  ".join(f"{k} {v}" for k, v in store.items())))
+        for key, value in store.items():  # backend details: versions, index state, ...
+            table.add_row(key.replace("_", " "), Text(_plain(value)))
         embedder = status["embedder"]
         table.add_row("embedder", Text(f"{embedder['model']} ({embedder['dim']} dims)"))
         table.add_row("entities", Text(str(status["entities"])))

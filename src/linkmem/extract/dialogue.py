@@ -15,7 +15,7 @@ GREETINGS: frozenset[str] = frozenset(
     cheers dear yo welcome morning evening aw aww wow woah whoa oh ooh yay yeah yes yep yup
     ok okay omg haha lol hmm um sure sorry""".split()
 )
-_AFTER_ADDRESS = {",", "!", "?"}
+_CLOSING = {",", "!", "?", ".", ";", ":"}
 
 
 def strip_greeting(toks: list[Token]) -> list[Token]:
@@ -27,23 +27,35 @@ def strip_greeting(toks: list[Token]) -> list[Token]:
 
 
 def is_vocative(toks: list[Token]) -> bool:
-    """A name that addresses the listener: "Bye Caroline.", "Thanks, Mel!", "Wow, Caroline,
-    that's great", "Caroline!". Names in lists ("Tom, Bob and Anna") are not vocatives."""
+    """A name that addresses the listener: "Bye Caroline.", "Thanks, Mel!", "It was amazing,
+    Caroline.", "Caroline, that's great!". Names in lists ("Tom, Bob and Anna") are not."""
     if not toks:
         return False
     doc = toks[0].doc
     before = doc[toks[0].i - 1] if toks[0].i > 0 else None
     after = doc[toks[-1].i + 1] if toks[-1].i + 1 < len(doc) else None
-    ends_address = after is None or after.text in _AFTER_ADDRESS or after.text == "."
+    closes = after is None or after.text in _CLOSING
     if before is None or toks[0].is_sent_start:
-        return after is not None and after.text == "!"
+        return after is not None and after.text in {",", "!"} and not _listed(after)
     if _interjection(before):
-        return ends_address
-    if before.text != ",":
+        return closes
+    if (
+        before.text != ","
+        or not closes
+        or (after is not None and after.text == "," and _listed(after))
+    ):
         return False
     before_comma = doc[before.i - 1] if before.i > 0 else None
-    exclaimed = after is not None and after.text in {"!", "?"}
-    return exclaimed or (before_comma is not None and _interjection(before_comma) and ends_address)
+    if before_comma is None or _interjection(before_comma):
+        return True
+    return before_comma.pos_ not in ("PROPN", "NOUN")  # "Tom, Bob" or "my mom, Linda,"
+
+
+def _listed(comma: Token) -> bool:
+    """The comma is followed by another name or "and"/"or": a list, not an address."""
+    doc = comma.doc
+    nxt = doc[comma.i + 1] if comma.i + 1 < len(doc) else None
+    return nxt is not None and (nxt.pos_ == "PROPN" or nxt.lower_ in ("and", "or"))
 
 
 def _interjection(tok: Token) -> bool:

@@ -12,7 +12,7 @@ opens its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -191,6 +191,21 @@ class Store(Protocol):
 
     def history(self, memory_id: str) -> list[HistoryEvent]:
         """Oldest first."""
+        ...
+
+    # transfer (the export format: ``linkmem.store.transfer``) ----------------------------------
+    def export_records(self, batch_size: int = 1000) -> Iterator[dict[str, Any]]:
+        """The whole collection as JSON-ready rows from one consistent snapshot: a header,
+        then memories, entities, links and history, ``batch_size`` rows per read."""
+        ...
+
+    def import_records(
+        self, rows: Iterable[dict[str, Any]], batch_size: int = 1000, dry_run: bool = False
+    ) -> dict[str, int]:
+        """Write exported rows keeping ids, timestamps and vectors, one transaction per
+        ``batch_size`` rows. Raises ``EmbedderMismatch`` for another embedder's export and
+        ``InvalidInput`` (nothing of that batch written) for ids that already exist;
+        ``dry_run`` checks everything without writing. Returns rows per kind."""
         ...
 
     # housekeeping ----------------------------------------------------------------------------

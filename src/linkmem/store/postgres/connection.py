@@ -139,6 +139,17 @@ class Database:
             except psycopg.Error as e:
                 raise wrap_error(e, self.location) from e
 
+    @contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        """A read-only REPEATABLE READ transaction: every statement of the block sees the same
+        snapshot (an open transaction of this thread is joined instead)."""
+        if getattr(self._local, "in_transaction", False):
+            yield self._local.conn
+            return
+        with self.transaction() as conn:
+            self.execute(conn, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield conn
+
     def execute(self, conn: Any, query: str, args: Sequence[Any] = ()) -> Any:
         try:
             return conn.execute(query, args)

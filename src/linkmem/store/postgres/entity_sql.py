@@ -5,8 +5,8 @@ from __future__ import annotations
 from linkmem.store.postgres.sql import Tables
 
 ORDERS = {
-    "links": "link_count DESC, e.key",
-    "text": "e.key",
+    "links": "link_count DESC, e.key, e.seq",
+    "text": "e.key, e.seq",
     "recent": "e.created_at DESC, e.seq DESC",
 }
 

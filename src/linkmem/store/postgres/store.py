@@ -13,13 +13,14 @@ from linkmem.store.postgres.connection import Database, one_connection
 from linkmem.store.postgres.entities import EntityTables
 from linkmem.store.postgres.memories import MemoryTables
 from linkmem.store.postgres.sql import Tables, check_collection
+from linkmem.store.postgres.transfer import TransferTables
 from linkmem.types import HistoryEvent
 
 #: BM25 extensions linkmem looks for (reported by ``info()``; the SQL BM25 works everywhere).
 BM25_EXTENSIONS = ("pg_search", "pg_textsearch", "vchord_bm25")
 
 
-class PostgresStore(MemoryTables, EntityTables):
+class PostgresStore(MemoryTables, EntityTables, TransferTables):
     """Implements ``linkmem.store.base.Store`` on PostgreSQL with pgvector >= 0.8."""
 
     capabilities = Capabilities(

@@ -65,6 +65,22 @@ class Connection:
             self._depth = 0
             self._commit()
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction (joins an open one): one consistent view of the file that does
+        not block other writers (WAL). Holds this connection for the block, as writes do."""
+        with self.lock:
+            if self._depth:
+                yield
+                return
+            self.raw.execute("BEGIN")
+            self._depth = 1
+            try:
+                yield
+            finally:
+                self._depth = 0
+                self.raw.execute("COMMIT")
+
     def _begin(self) -> None:
         try:
             self.raw.execute("BEGIN IMMEDIATE")

@@ -18,8 +18,8 @@ from linkmem.types import EntityRecord, Scope
 
 CHUNK = 900
 _ORDERS = {
-    "links": "link_count DESC, e.key",
-    "text": "e.key",
+    "links": "link_count DESC, e.key, e.rowid",
+    "text": "e.key, e.rowid",
     "recent": "e.created_at DESC, e.rowid DESC",
 }
 

@@ -12,10 +12,11 @@ from linkmem.store.sqlite.connection import Connection, check_collection
 from linkmem.store.sqlite.driver import sqlite3
 from linkmem.store.sqlite.entities import EntityTables
 from linkmem.store.sqlite.memories import MemoryTables
+from linkmem.store.sqlite.transfer import TransferTables
 from linkmem.types import HistoryEvent
 
 
-class SQLiteStore(MemoryTables, EntityTables):
+class SQLiteStore(MemoryTables, EntityTables, TransferTables):
     """Implements ``linkmem.store.base.Store`` on one SQLite file."""
 
     capabilities = Capabilities(

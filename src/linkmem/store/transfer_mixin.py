@@ -1,0 +1,159 @@
+"""The backend-independent half of the ``Store`` contract's ``export_records`` and
+``import_records``; the format itself is in ``linkmem.store.transfer``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+from linkmem.errors import InvalidInput, LinkmemError
+from linkmem.store.transfer import (
+    KINDS,
+    ImportBatch,
+    ImportedEntity,
+    Row,
+    check_embedder,
+    check_header,
+    entity_row,
+    header_row,
+    history_row,
+    import_batches,
+    link_row,
+    memory_row,
+    runs,
+)
+from linkmem.types import EntityRecord, HistoryEvent, MemoryRecord
+
+
+def _repeated(values: Iterable[Any]) -> set[Any]:
+    return {v for v, n in Counter(values).items() if n > 1}
+
+
+class TransferMixin:
+    """``export_records`` and ``import_records`` of the ``Store`` contract. A backend
+    subclasses it with its SQL for the hooks below; the rest comes from the contract."""
+
+    dim: int
+
+    def _snapshot(self) -> AbstractContextManager[Any]:
+        """One consistent, read-only view for the whole export."""
+        raise NotImplementedError
+
+    def _export_source(self) -> tuple[str, str]:
+        """``(backend name, collection)``."""
+        raise NotImplementedError
+
+    def _export_counts(self) -> dict[str, int]:
+        """Rows per kind: memory, entity, link, history."""
+        raise NotImplementedError
+
+    def _export_memories(self, batch_size: int) -> Iterator[tuple[MemoryRecord, bytes]]:
+        """Records with little-endian float32 vector bytes, in insertion order."""
+        raise NotImplementedError
+
+    def _export_entities(self, batch_size: int) -> Iterator[tuple[EntityRecord, str, bytes]]:
+        """``(record, created_at, vector bytes)`` in insertion order."""
+        raise NotImplementedError
+
+    def _export_links(self, batch_size: int) -> Iterator[tuple[str, str]]:
+        """``(memory_id, entity_id)`` pairs."""
+        raise NotImplementedError
+
+    def _export_history(self, batch_size: int) -> Iterator[HistoryEvent]:
+        """Every history event, oldest first."""
+        raise NotImplementedError
+
+    def _insert_imported(self, entities: list[ImportedEntity]) -> None:
+        """Insert entities with their ids and ``created_at`` (no conflict handling)."""
+        raise NotImplementedError
+
+    def export_records(self, batch_size: int = 1000) -> Iterator[Row]:
+        """The whole collection as JSON-ready rows (header, memories, entities, links,
+        history), read from one consistent snapshot, ``batch_size`` rows per query."""
+        store: Any = self  # the contract methods come from the backend's other mixins
+        with self._snapshot():
+            backend, collection = self._export_source()
+            embedder = store.get_meta("embedder")
+            yield header_row(backend, collection, embedder, self.dim, self._export_counts())
+            for record, vector in self._export_memories(batch_size):
+                yield memory_row(record, vector)
+            for entity, created_at, vector in self._export_entities(batch_size):
+                yield entity_row(entity, created_at, vector)
+            for memory_id, entity_id in self._export_links(batch_size):
+                yield link_row(memory_id, entity_id)
+            for event in self._export_history(batch_size):
+                yield history_row(event)
+
+    def import_records(
+        self, rows: Iterable[Any], batch_size: int = 1000, dry_run: bool = False
+    ) -> dict[str, int]:
+        """Write the rows of an export (header first), ``batch_size`` rows per transaction,
+        keeping ids, timestamps and vectors. A batch whose ids already exist here is refused
+        whole (``InvalidInput``). ``dry_run`` checks every row and id without writing."""
+        store: Any = self
+        iterator = iter(rows)
+        header = check_header(next(iterator, None))
+        stored = store.get_meta("embedder")
+        check_embedder(header, stored, self.dim)
+        if stored is None and header["embedder"] and not dry_run:
+            store.set_meta("embedder", header["embedder"])
+        counts: Counter[str] = Counter()
+        for batch in import_batches(iterator, batch_size, self.dim):
+            try:
+                self._check_new(batch)
+                if not dry_run:
+                    self._write(batch)
+            except LinkmemError as e:
+                kept = f"; the {sum(counts.values())} rows before were written" * bool(counts)
+                raise type(e)(f"{batch.span}: {e}{'' if dry_run else kept}") from e
+            counts.update(batch.counts())
+        _check_counts(header, counts)
+        return {kind: counts[kind] for kind in KINDS}
+
+    def _check_new(self, batch: ImportBatch) -> None:
+        """Refuse ids (and entity keys) that repeat in the batch or already exist here."""
+        store: Any = self
+        ids = [m.record.id for m in batch.memories]
+        taken = _repeated(ids) | {r.id for r in store.get_memories(ids)}
+        if taken:
+            raise InvalidInput(_taken("memory ids", taken))
+        ids = [e.entity.id for e in batch.entities]
+        taken = _repeated(ids) | {r.id for r in store.get_entities(ids)}
+        keys = [(e.entity.scope, e.entity.key) for e in batch.entities]
+        taken |= {key for _, key in _repeated(keys)}
+        for scope in {scope for scope, _ in keys}:
+            taken |= set(store.find_entities(scope, [k for s, k in keys if s == scope]))
+        if taken:
+            raise InvalidInput(_taken("entity ids or keys", taken))
+
+    def _write(self, batch: ImportBatch) -> None:
+        store: Any = self
+        with store.transaction():
+            for group in runs(batch.memories, lambda m: m.record.scope):
+                store.put_memories(group)
+            self._insert_imported(batch.entities)
+            store.link(batch.links)
+            store.append_history(batch.history)
+
+
+def _taken(what: str, values: set[str]) -> str:
+    shown = ", ".join(repr(v) for v in sorted(values)[:5])
+    more = f" and {len(values) - 5} more" if len(values) > 5 else ""
+    return (
+        f"{what} already in the target store (or repeated in the export): {shown}{more}; "
+        "this batch was not written. Restore into an empty collection (--collection) or "
+        "another store"
+    )
+
+
+def _check_counts(header: Row, counts: Counter[str]) -> None:
+    expected = header["counts"]
+    wrong = [k for k in KINDS if expected.get(k) != counts[k]]
+    if wrong:
+        detail = ", ".join(f"{k}: {counts[k]} of {expected.get(k)}" for k in wrong)
+        raise InvalidInput(
+            f"the export has other row counts than its header says ({detail}); the file is "
+            "truncated or was edited"
+        )

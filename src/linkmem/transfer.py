@@ -1,0 +1,151 @@
+"""Export and restore for ``Memory``: a whole collection to a JSONL file and back, losslessly.
+
+The format is described in ``linkmem.store.transfer``. A path ending in ``.gz`` is gzipped.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from linkmem.errors import InvalidInput
+from linkmem.store.base import Store
+from linkmem.store.transfer import FORMAT
+
+Result = dict[str, Any]
+Source = str | Path | IO[str]
+Progress = Callable[[int], None]
+
+
+def _open_text(path: Path, mode: str, gz: bool | None = None) -> IO[str]:
+    """A UTF-8 text file, gzipped when ``gz`` (default: the name ends in ``.gz``)."""
+    try:
+        if path.suffix == ".gz" if gz is None else gz:
+            return gzip.open(path, mode + "t", encoding="utf-8")  # type: ignore[return-value]
+        return path.open(mode, encoding="utf-8")
+    except OSError as e:
+        raise InvalidInput(f"cannot open {path}: {e.strerror}") from e
+
+
+@contextmanager
+def _writer(destination: Source) -> Iterator[IO[str]]:
+    """The file object itself, or a temporary file next to the path, renamed over it only
+    when the whole export was written."""
+    if not isinstance(destination, str | Path):
+        yield destination
+        return
+    path = Path(destination)
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with _open_text(partial, "w", gz=path.suffix == ".gz") as out:
+            yield out
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def read_rows(lines: Iterable[str]) -> Iterator[Any]:
+    """One decoded JSON value per non-blank line; errors name the row."""
+    for number, line in enumerate((x for x in lines if x.strip()), 1):
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InvalidInput(f"row {number}: not valid JSON ({e.msg} at column {e.colno})") from e
+
+
+@contextmanager
+def _reader(source: Source) -> Iterator[Iterator[Any]]:
+    if isinstance(source, str | Path):
+        with _open_text(Path(source), "r") as f:
+            yield read_rows(f)
+    else:
+        yield read_rows(source)
+
+
+def export_header(path: str | Path) -> dict[str, Any] | None:
+    """The header row when the file is a linkmem export, else None."""
+    try:
+        with _open_text(Path(path), "r") as f:
+            first = next((line for line in f if line.strip()), "")
+        row = json.loads(first)
+    except (OSError, InvalidInput, UnicodeDecodeError, json.JSONDecodeError, EOFError):
+        return None
+    is_header = isinstance(row, dict) and row.get("type") == "header"
+    return row if is_header and row.get("format") == FORMAT else None
+
+
+def _counted(rows: Iterator[Any], progress: Progress | None, every: int = 500) -> Iterator[Any]:
+    """The rows, calling ``progress(n)`` every ``every`` rows and at the end."""
+    pending = 0
+    for row in rows:
+        yield row
+        pending += 1
+        if progress is not None and pending >= every:
+            progress(pending)
+            pending = 0
+    if progress is not None and pending:
+        progress(pending)
+
+
+def _rewindable(source: Source) -> bool:
+    if isinstance(source, str | Path):
+        return True
+    try:
+        return source.seekable()
+    except (AttributeError, ValueError, io.UnsupportedOperation):
+        return False
+
+
+class Transfer:
+    """Mixed into ``Memory``: ``export`` and ``restore``."""
+
+    store: Store
+
+    def export(self, destination: Source, *, batch_size: int = 1000) -> Result:
+        """Write this whole collection (memories with vectors, entities, links, history) as
+        JSONL to a path or a text file object; ``restore`` reads it into any backend."""
+        started = time.perf_counter()
+        counts = {"memory": 0, "entity": 0, "link": 0, "history": 0}
+        with _writer(destination) as out:
+            for row in self.store.export_records(batch_size):
+                out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+                if row["type"] in counts:
+                    counts[row["type"]] += 1
+        return _report(destination, counts, started)
+
+    def restore(
+        self, source: Source, *, batch_size: int = 1000, progress: Progress | None = None
+    ) -> Result:
+        """Read an export into this collection, keeping ids, timestamps, vectors, entities,
+        links and history. Every row, the embedder and the ids are checked first (for a
+        path or a seekable file): on any problem nothing is written. Then the rows are
+        written ``batch_size`` per transaction; ``progress(n)`` is told of rows read."""
+        started = time.perf_counter()
+        if _rewindable(source):
+            start = None if isinstance(source, str | Path) else source.tell()
+            with _reader(source) as rows:
+                self.store.import_records(rows, batch_size, dry_run=True)
+            if start is not None:
+                source.seek(start)  # type: ignore[union-attr]
+        with _reader(source) as rows:
+            counts = self.store.import_records(_counted(rows, progress), batch_size)
+        return _report(source, counts, started)
+
+
+def _report(where: Source, counts: dict[str, int], started: float) -> Result:
+    seconds = time.perf_counter() - started
+    return {
+        "path": str(where) if isinstance(where, str | Path) else None,
+        "memories": counts["memory"],
+        "entities": counts["entity"],
+        "links": counts["link"],
+        "history": counts["history"],
+        "seconds": round(seconds, 3),
+    }
