@@ -47,7 +47,7 @@ def test_threshold_gates_the_returned_score(pets):
     everything = pets.search("spicy food", user_id="alice", top_k=10)["results"]
     assert everything[0]["score"] > everything[-1]["score"]
     cut = (everything[0]["score"] + everything[-1]["score"]) / 2
-    gated = pets.search("food", user_id="alice", top_k=10, threshold=cut)["results"]
+    gated = pets.search("spicy food", user_id="alice", top_k=10, threshold=cut)["results"]
     assert gated and all(r["score"] >= cut for r in gated)
     assert len(gated) < len(everything)
 

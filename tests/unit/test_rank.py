@@ -31,12 +31,12 @@ def test_squash_is_zero_for_no_match_and_half_at_midpoint():
 def test_link_weight_and_boost_by_hand():
     assert link_weight(1, 0.001) == 1.0
     assert link_weight(11, 0.001) == pytest.approx(1 / 1.1)
-    config = RetrievalConfig()
+    config = RetrievalConfig(entity_boost_weight=0.5)
     assert entity_boost(0.8, 1, config) == pytest.approx(0.4)
 
 
 def test_best_boost_takes_the_maximum_not_the_sum():
-    config = RetrievalConfig()
+    config = RetrievalConfig(entity_boost_weight=0.5)
     boosts = best_boosts([("Max", 0.9, 1, ["m1", "m2"]), ("Maxwell", 0.6, 1, ["m1"])], config)
     assert boosts["m1"] == pytest.approx((0.45, "Max"))
     assert boosts["m2"][1] == "Max"

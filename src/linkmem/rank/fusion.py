@@ -54,11 +54,7 @@ def fuse(
         config.bm25_steepness,
     )
     base = config.dense_weight * max(0.0, dense) + config.bm25_weight * bm25
-    if config.entity_boost_mode == "scale":
-        total = base * (1.0 + boost[0]) / ((config.dense_weight + config.bm25_weight)
-                                           * (1.0 + config.entity_boost_weight))
-    else:
-        total = (base + boost[0]) / config.max_score
+    total = (base + boost[0]) / config.max_score
     return ScoreParts(dense, bm25_raw, bm25, boost[0], boost[1], min(1.0, total))
 
 
