@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,3 +185,20 @@ def _compare(actual: Any, op: str, want: Any) -> bool:
         "lt": actual < want,
         "lte": actual <= want,
     }[op]
+
+
+def compile_filter(
+    node: Node | None, leaf: Callable[[Cond], tuple[str, list[Any]]], always: str
+) -> tuple[str, list[Any]]:
+    """Walk the AND/OR/NOT tree into SQL; ``leaf`` compiles one condition for a backend and
+    ``always`` is that backend's literal for "no filter"."""
+    if node is None:
+        return always, []
+    if isinstance(node, All | AnyOf):
+        parts = [compile_filter(child, leaf, always) for child in node.children]
+        joiner = " AND " if isinstance(node, All) else " OR "
+        return "(" + joiner.join(p for p, _ in parts) + ")", [a for _, args in parts for a in args]
+    if isinstance(node, Not):
+        inner, args = compile_filter(node.child, leaf, always)
+        return f"(NOT {inner})", args
+    return leaf(node)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from linkmem.errors import ConfigError
-from linkmem.filters import All, AnyOf, Cond, Node, Not
+from linkmem.filters import Cond, Node, compile_filter
 
 _COLLECTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
 
@@ -247,16 +247,11 @@ def bm25(t: Tables, scopes_s: str, scopes_p: str, where: str, k1: float, b: floa
 def filter_sql(node: Node | None, column: str = "m.metadata") -> tuple[str, list[Any]]:
     """Compile a parsed filter to a boolean over a JSONB column with ``filters.matches``
     semantics; every condition is ``coalesce``d, so a missing key is false, never NULL."""
-    if node is None:
-        return "TRUE", []
-    if isinstance(node, All | AnyOf):
-        parts = [filter_sql(child, column) for child in node.children]
-        joiner = " AND " if isinstance(node, All) else " OR "
-        return "(" + joiner.join(p for p, _ in parts) + ")", [a for _, args in parts for a in args]
-    if isinstance(node, Not):
-        inner, args = filter_sql(node.child, column)
-        return f"(NOT {inner})", args
-    sql, args = _cond_sql(node, column)
+    return compile_filter(node, lambda cond: _leaf_sql(cond, column), "TRUE")
+
+
+def _leaf_sql(cond: Cond, column: str) -> tuple[str, list[Any]]:
+    sql, args = _cond_sql(cond, column)
     return f"coalesce({sql}, false)", args
 
 

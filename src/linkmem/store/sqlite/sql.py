@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from linkmem.filters import All, AnyOf, Cond, Node, Not
+from linkmem.filters import Cond, Node, compile_filter
 from linkmem.types import Scope
 
 
@@ -22,16 +22,7 @@ def exact_scope_params(scope: Scope) -> tuple[str, str, str]:
 
 def filter_sql(node: Node | None, column: str = "m.metadata") -> tuple[str, list[Any]]:
     """Compile a parsed filter to a WHERE fragment over a JSON text column."""
-    if node is None:
-        return "1", []
-    if isinstance(node, All | AnyOf):
-        parts = [filter_sql(child, column) for child in node.children]
-        joiner = " AND " if isinstance(node, All) else " OR "
-        return "(" + joiner.join(p for p, _ in parts) + ")", [a for _, args in parts for a in args]
-    if isinstance(node, Not):
-        inner, args = filter_sql(node.child, column)
-        return f"(NOT {inner})", args
-    return _cond_sql(node, column)
+    return compile_filter(node, lambda cond: _cond_sql(cond, column), "1")
 
 
 def _path(key: str) -> str:
