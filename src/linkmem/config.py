@@ -58,6 +58,11 @@ class RetrievalConfig:
     #: 0.713 either way) without overriding the text signals.
     entity_boost_weight: float = 0.1
     entity_link_decay: float = 0.001
+    #: Memories linked to a query entity join the candidate pool even when dense and keyword
+    #: search missed them, unless the entity links more memories than this: its boost is then
+    #: under a tenth of the weight (decay above), too little to pull hundreds of memories in;
+    #: it still boosts the candidates found otherwise.
+    entity_pool_max_links: int = 100
     #: Write path: an entity with no exact key match merges into one at least this similar.
     entity_merge_similarity: float = 0.95
     #: Entities kept per memory (the extractor's order, i.e. text order).

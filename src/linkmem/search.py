@@ -8,7 +8,7 @@ import numpy as np
 
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
-from linkmem.entities.boost import entity_boosts
+from linkmem.entities.boost import EntitySignal, entity_boosts
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import Node
 from linkmem.rank.fusion import fuse_all
@@ -48,16 +48,18 @@ def run_search(
     terms = query_terms(request.query)
     dense = dict(_dense(request, store, vector, pool))
     keyword = dict(_keyword(request, store, terms, pool))
-    boosts = {}
+    entities = EntitySignal()
     if request.signals.entities and extractor is not None:
-        boosts = entity_boosts(request.query, request.scope, store, extractor, embedder, config)
-    candidates = set(dense) | set(keyword) | set(boosts)
+        entities = entity_boosts(
+            request.query, request.scope, store, extractor, embedder, config, {*dense, *keyword}
+        )
+    candidates = set(dense) | set(keyword) | entities.widen
     _complete_dense(request, store, vector, candidates, dense)
     _complete_keyword(request, store, terms, candidates, keyword)
     eligible = [c for c in candidates if c in dense]  # dense scoring also applied scope+filters
     if not request.signals.dense:
         dense = {}
-    scored = fuse_all(eligible, dense, keyword, len(terms), boosts, config)
+    scored = fuse_all(eligible, dense, keyword, len(terms), entities.boosts, config)
     if request.threshold is not None:
         scored = [(mid, p) for mid, p in scored if p.score >= request.threshold]
     scored = scored[: request.top_k]

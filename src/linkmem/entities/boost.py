@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
 from linkmem.extract.base import EntityExtractor
 from linkmem.rank.fusion import best_boosts
 from linkmem.store.base import Store
-from linkmem.types import Scope
+from linkmem.types import EntityRecord, Scope
 
 
 def query_entities(query: str, extractor: EntityExtractor, config: RetrievalConfig) -> list[str]:
     """Unique entity texts of the query (by key), at most ``max_query_entities``."""
     unique = {e.key: e.text for e in extractor.extract_batch([query])[0]}
     return list(unique.values())[: config.max_query_entities]
+
+
+@dataclass(frozen=True)
+class EntitySignal:
+    """``boosts``: memory id -> (best boost, the stored entity that gave it). ``widen``: the
+    memories that join the candidate pool because a specific entity links them."""
+
+    boosts: dict[str, tuple[float, str]] = field(default_factory=dict)
+    widen: set[str] = field(default_factory=set)
 
 
 def entity_boosts(
@@ -23,22 +35,65 @@ def entity_boosts(
     extractor: EntityExtractor,
     embedder: Embedder,
     config: RetrievalConfig,
-) -> dict[str, tuple[float, str]]:
-    """memory id -> (best boost, the stored entity text that gave it)."""
+    candidates: Iterable[str] = (),
+) -> EntitySignal:
+    """The query's entities matched in the scope's entity collection. Specific entities (at
+    most ``entity_pool_max_links`` links) boost and pull in all their memories; hub entities
+    only boost the ``candidates`` other signals found, so their long link lists are never
+    read."""
+    similarity = _similar_entities(query, scope, store, extractor, embedder, config)
+    if not similarity:
+        return EntitySignal()
+    records = store.get_entities(list(similarity))
+    specific = [e for e in records if e.link_count <= config.entity_pool_max_links]
+    hubs = {e.id: e for e in records if e.link_count > config.entity_pool_max_links}
+    linked = store.memories_of_entities([e.id for e in specific])
+    matches = [(e.text, similarity[e.id], e.link_count, linked.get(e.id, [])) for e in specific]
+    widen = {mid for *_, mids in matches for mid in mids}
+    if hubs:
+        matches += _hub_matches(store, hubs, similarity, set(candidates) - widen)
+    return EntitySignal(best_boosts(matches, config), widen)
+
+
+def _similar_entities(
+    query: str,
+    scope: Scope,
+    store: Store,
+    extractor: EntityExtractor,
+    embedder: Embedder,
+    config: RetrievalConfig,
+) -> dict[str, float]:
+    """entity id -> its best similarity to any of the query's entities."""
     texts = query_entities(query, extractor, config)
     if not texts:
         return {}
-    vectors = embedder.embed_batch(texts)
     hits = store.nearest_entities(
-        scope, vectors, config.entity_search_k, config.entity_search_min_similarity, False
+        scope,
+        embedder.embed_batch(texts),
+        config.entity_search_k,
+        config.entity_search_min_similarity,
+        False,
     )
     similarity: dict[str, float] = {}
     for entity_hits in hits:
         for entity_id, sim in entity_hits:
             similarity[entity_id] = max(sim, similarity.get(entity_id, 0.0))
-    if not similarity:
-        return {}
-    linked = store.memories_of_entities(list(similarity))
-    names = {e.id: e.text for e in store.get_entities(list(linked))}
-    matches = ((names[eid], similarity[eid], len(mids), mids) for eid, mids in linked.items())
-    return best_boosts(matches, config)
+    return similarity
+
+
+def _hub_matches(
+    store: Store,
+    hubs: dict[str, EntityRecord],
+    similarity: dict[str, float],
+    candidates: set[str],
+) -> list[tuple[str, float, int, list[str]]]:
+    per_hub: dict[str, list[str]] = {eid: [] for eid in hubs}
+    for memory_id, entities in store.entities_of_memories(list(candidates)).items():
+        for entity in entities:
+            if entity.id in per_hub:
+                per_hub[entity.id].append(memory_id)
+    return [
+        (hubs[eid].text, similarity[eid], hubs[eid].link_count, mids)
+        for eid, mids in per_hub.items()
+        if mids
+    ]

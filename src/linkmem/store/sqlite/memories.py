@@ -297,14 +297,11 @@ class MemoryTables:
         if not n_docs:
             return []
         idfs = self._idfs(terms, scope_sql, scope_args, n_docs)
-        docs = self._postings_for(terms, scope, filters, ids)
-        avg_len = total_len / n_docs
-        scored = [
-            (mid, bm25.score_document(tfs, doc_len, terms, idfs, avg_len, self.k1, self.b))
-            for mid, (doc_len, tfs) in docs.items()
-        ]
-        scored.sort(key=lambda item: (-item[1], item[0]))
-        return [(mid, s) for mid, s in scored[:k] if s > 0]
+        found: list[tuple[str, float]] = []
+        for chunk in iter_chunks(list(ids), CHUNK) if ids is not None else [None]:
+            found += self._bm25_rows(idfs, total_len / n_docs, scope, filters, chunk, k)
+        found.sort(key=lambda item: (-item[1], item[0]))
+        return found[:k]
 
     def _idfs(
         self, terms: list[str], scope_sql: str, scope_args: list[Any], n_docs: int
@@ -318,21 +315,32 @@ class MemoryTables:
         df = dict(rows)
         return {t: bm25.idf(n_docs, df.get(t, 0)) for t in terms}
 
-    def _postings_for(
-        self, terms: list[str], scope: Scope, filters: Node | None, ids: Sequence[str] | None
-    ) -> dict[str, tuple[int, dict[str, int]]]:
-        docs: dict[str, tuple[int, dict[str, int]]] = {}
-        for chunk in iter_chunks(list(ids), CHUNK) if ids is not None else [None]:
-            where, args = self._memory_where(scope, filters, chunk)
-            rows = self.db.rows(
-                f"SELECT m.id, m.doc_len, p.term, p.tf FROM {self.c}_postings p "
-                f"JOIN {self.c} m ON m.rowid = p.memory JOIN {self.c}_scopes s "
-                f"ON s.id = p.scope_id WHERE p.term IN ({placeholders(len(terms))}) AND {where}",
-                [*terms, *args],
-            )
-            for mid, doc_len, term, tf in rows:
-                docs.setdefault(mid, (doc_len, {}))[1][term] = tf
-        return docs
+    def _bm25_rows(
+        self,
+        idfs: dict[str, float],
+        avg_len: float,
+        scope: Scope,
+        filters: Node | None,
+        ids: Sequence[str] | None,
+        k: int,
+    ) -> list[tuple[str, float]]:
+        """The ``rank.bm25`` formula summed in SQL, so only the top ``k`` rows leave SQLite
+        (SQLite has no ln(): the IDFs come in as parameters)."""
+        where, args = self._memory_where(scope, filters, ids)
+        values = ", ".join("(?, ?)" for _ in idfs)
+        k1, b = self.k1, self.b
+        rows = self.db.rows(
+            f"WITH q(term, idf) AS (VALUES {values}) "
+            f"SELECT m.id, sum(q.idf * p.tf * {k1 + 1.0} / "
+            f"(p.tf + {k1} * (1 - {b} + {b} * m.doc_len / ?))) AS score "
+            f"FROM q JOIN {self.c}_postings p ON p.term = q.term "
+            f"JOIN {self.c}_scopes s ON s.id = p.scope_id "
+            f"JOIN {self.c} m ON m.rowid = p.memory "
+            f"WHERE {where} GROUP BY p.memory HAVING score > 0 "
+            "ORDER BY score DESC, m.id LIMIT ?",
+            [*(x for item in idfs.items() for x in item), avg_len, *args, k],
+        )
+        return [(mid, float(score)) for mid, score in rows]
 
 
 def _group_by_scope(memories: Sequence[NewMemory]) -> dict[Scope, list[NewMemory]]:
