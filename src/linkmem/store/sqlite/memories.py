@@ -109,11 +109,11 @@ class MemoryTables:
         )
         rowids = self._rowids([m.record.id for m in group])
         postings = [
-            (scope_id, term, rowids[m.record.id], tf)
+            (scope_id, term, rowids[m.record.id], tf, len(m.terms))
             for m in group
             for term, tf in Counter(m.terms).items()
         ]
-        self.db.run_many(f"INSERT INTO {self.c}_postings VALUES (?,?,?,?)", postings)
+        self.db.run_many(f"INSERT INTO {self.c}_postings VALUES (?,?,?,?,?)", postings)
         self.db.run(
             f"UPDATE {self.c}_scopes SET n_docs = n_docs + ?, total_len = total_len + ?, "
             "mem_version = mem_version + 1 WHERE id = ?",
@@ -153,8 +153,8 @@ class MemoryTables:
     def _replace_postings(self, rowid: int, scope_id: int, old_len: int, terms: list[str]) -> None:
         self.db.run(f"DELETE FROM {self.c}_postings WHERE memory = ?", (rowid,))
         self.db.run_many(
-            f"INSERT INTO {self.c}_postings VALUES (?,?,?,?)",
-            [(scope_id, t, rowid, tf) for t, tf in Counter(terms).items()],
+            f"INSERT INTO {self.c}_postings VALUES (?,?,?,?,?)",
+            [(scope_id, t, rowid, tf, len(terms)) for t, tf in Counter(terms).items()],
         )
         self.db.run(f"UPDATE {self.c} SET doc_len = ? WHERE rowid = ?", (len(terms), rowid))
         self.db.run(
@@ -325,22 +325,30 @@ class MemoryTables:
         k: int,
     ) -> list[tuple[str, float]]:
         """The ``rank.bm25`` formula summed in SQL, so only the top ``k`` rows leave SQLite
-        (SQLite has no ln(): the IDFs come in as parameters)."""
-        where, args = self._memory_where(scope, filters, ids)
+        (SQLite has no ln(): the IDFs come in as parameters). Postings carry the document
+        length, so an unfiltered search never reads the memory rows it does not return."""
         values = ", ".join("(?, ?)" for _ in idfs)
         k1, b = self.k1, self.b
-        rows = self.db.rows(
-            f"WITH q(term, idf) AS (VALUES {values}) "
-            f"SELECT m.id, sum(q.idf * p.tf * {k1 + 1.0} / "
-            f"(p.tf + {k1} * (1 - {b} + {b} * m.doc_len / ?))) AS score "
+        score = (
+            f"sum(q.idf * p.tf * {k1 + 1.0} / (p.tf + {k1} * (1 - {b} + {b} * p.doc_len / ?)))"
+        )
+        head = (
+            f"WITH q(term, idf) AS (VALUES {values}) SELECT p.memory, {score} AS score "
             f"FROM q JOIN {self.c}_postings p ON p.term = q.term "
             f"JOIN {self.c}_scopes s ON s.id = p.scope_id "
-            f"JOIN {self.c} m ON m.rowid = p.memory "
-            f"WHERE {where} GROUP BY p.memory HAVING score > 0 "
-            "ORDER BY score DESC, m.id LIMIT ?",
+        )
+        if filters is None and ids is None:
+            where, args = scope_where(scope)
+        else:
+            where, args = self._memory_where(scope, filters, ids)
+            head += f"JOIN {self.c} m ON m.rowid = p.memory "
+        rows = self.db.rows(
+            f"SELECT m.id, top.score FROM ({head} WHERE {where} GROUP BY p.memory "
+            f"HAVING score > 0 ORDER BY score DESC, p.memory LIMIT ?) top "
+            f"JOIN {self.c} m ON m.rowid = top.memory ORDER BY top.score DESC, m.id",
             [*(x for item in idfs.items() for x in item), avg_len, *args, k],
         )
-        return [(mid, float(score)) for mid, score in rows]
+        return [(mid, float(value)) for mid, value in rows]
 
 
 def _group_by_scope(memories: Sequence[NewMemory]) -> dict[Scope, list[NewMemory]]:

@@ -30,7 +30,8 @@ def m001_initial(c: str) -> list[str]:
         f"CREATE INDEX {c}_by_scope ON {c} (scope_id, created_at)",
         f"""CREATE TABLE {c}_postings (
             scope_id INTEGER NOT NULL, term TEXT NOT NULL, memory INTEGER NOT NULL,
-            tf INTEGER NOT NULL, PRIMARY KEY (scope_id, term, memory)) WITHOUT ROWID""",
+            tf INTEGER NOT NULL, doc_len INTEGER NOT NULL,
+            PRIMARY KEY (scope_id, term, memory)) WITHOUT ROWID""",
         f"CREATE INDEX {c}_postings_memory ON {c}_postings (memory)",
         f"""CREATE TABLE {c}_entities (
             rowid INTEGER PRIMARY KEY,
