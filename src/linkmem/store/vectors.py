@@ -55,6 +55,27 @@ class MatrixCache:
                 self._entries[scope_id] = entry
             return entry
 
+    def extend(
+        self,
+        scope_id: int,
+        versions: tuple[int, int],
+        rowids: Sequence[int],
+        ids: Sequence[str],
+        vectors: np.ndarray,
+    ) -> None:
+        """Append rows this process just wrote, moving the scope from ``versions[0]`` to
+        ``versions[1]``; an entry at any other version is left to reload on its next use."""
+        with self._lock:
+            entry = self._entries.get(scope_id)
+            if entry is None or entry.version != versions[0]:
+                return
+            self._entries[scope_id] = ScopeMatrix(
+                versions[1],
+                np.concatenate([entry.rowids, np.asarray(rowids, dtype=np.int64)]),
+                entry.ids + list(ids),
+                np.concatenate([entry.matrix, np.asarray(vectors, dtype=np.float32)]),
+            )
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ class Connection:
         self.raw.execute("PRAGMA busy_timeout = 60000")
         self.lock = threading.RLock()
         self._depth = 0
+        self._after_commit: list[Callable[[], None]] = []
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -60,10 +61,16 @@ class Connection:
                 yield
             except BaseException:
                 self._depth = 0
+                self._after_commit.clear()
                 self.raw.execute("ROLLBACK")
                 raise
             self._depth = 0
             self._commit()
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the current write transaction has committed (dropped if it
+        rolls back): in-process caches follow the file only after the file has changed."""
+        self._after_commit.append(callback)
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -88,11 +95,14 @@ class Connection:
             raise StoreError(f"cannot start a write transaction: {e}") from e
 
     def _commit(self) -> None:
+        callbacks, self._after_commit = self._after_commit, []
         try:
             self.raw.execute("COMMIT")
         except sqlite3.Error as e:
             self.raw.execute("ROLLBACK")
             raise StoreError(f"commit failed and was rolled back: {e}") from e
+        for callback in callbacks:
+            callback()
 
     def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self.lock:

@@ -93,9 +93,27 @@ class EntityTables:
                     "created_at, embedding) VALUES (?,?,?,?,?,?,?)",
                     [(e.id, scope_id, e.key, e.text, e.kind, now, encode(e.vector)) for e in group],
                 )
+                version = self._version(scope_id, "ent_version")  # type: ignore[attr-defined]
                 self._bump([scope_id], "ent_version")  # type: ignore[attr-defined]
-                out.update(self.find_entities(scope, [e.key for e in group]))
+                found = self.find_entities(scope, [e.key for e in group])
+                out.update(found)
+                self._extend_cache(scope_id, version, [e for e in group if found[e.key] == e.id])
         return out
+
+    def _extend_cache(self, scope_id: int, version: int, inserted: list[NewEntity]) -> None:
+        if not inserted:
+            return
+        rowids = self._entity_rowids([e.id for e in inserted])
+        vectors = np.stack([np.asarray(e.vector, dtype=np.float32) for e in inserted])
+        self.db.after_commit(
+            lambda: self.entity_vectors.extend(
+                scope_id,
+                (version, version + 1),
+                [rowids[e.id] for e in inserted],
+                [e.id for e in inserted],
+                vectors,
+            )
+        )
 
     def _entity_rowids(self, ids: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}

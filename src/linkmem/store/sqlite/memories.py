@@ -74,6 +74,9 @@ class MemoryTables:
         where, args = scope_where(scope)
         return self.db.rows(f"SELECT s.id, s.{version} FROM {self.c}_scopes s WHERE {where}", args)
 
+    def _version(self, scope_id: int, column: str) -> int:
+        return self.db.rows(f"SELECT {column} FROM {self.c}_scopes WHERE id = ?", (scope_id,))[0][0]
+
     def _bump(self, scope_ids: Sequence[int], column: str) -> None:
         self.db.run_many(
             f"UPDATE {self.c}_scopes SET {column} = {column} + 1 WHERE id = ?",
@@ -114,10 +117,18 @@ class MemoryTables:
             for term, tf in Counter(m.terms).items()
         ]
         self.db.run_many(f"INSERT INTO {self.c}_postings VALUES (?,?,?,?,?)", postings)
+        version = self._version(scope_id, "mem_version")
         self.db.run(
             f"UPDATE {self.c}_scopes SET n_docs = n_docs + ?, total_len = total_len + ?, "
             "mem_version = mem_version + 1 WHERE id = ?",
             (len(group), sum(len(m.terms) for m in group), scope_id),
+        )
+        new_ids = [m.record.id for m in group]
+        vectors = np.stack([np.asarray(m.vector, dtype=np.float32) for m in group])
+        self.db.after_commit(
+            lambda: self.memory_vectors.extend(
+                scope_id, (version, version + 1), [rowids[i] for i in new_ids], new_ids, vectors
+            )
         )
 
     def _rowids(self, ids: Sequence[str]) -> dict[str, int]:
@@ -329,9 +340,7 @@ class MemoryTables:
         length, so an unfiltered search never reads the memory rows it does not return."""
         values = ", ".join("(?, ?)" for _ in idfs)
         k1, b = self.k1, self.b
-        score = (
-            f"sum(q.idf * p.tf * {k1 + 1.0} / (p.tf + {k1} * (1 - {b} + {b} * p.doc_len / ?)))"
-        )
+        score = f"sum(q.idf * p.tf * {k1 + 1.0} / (p.tf + {k1} * (1 - {b} + {b} * p.doc_len / ?)))"
         head = (
             f"WITH q(term, idf) AS (VALUES {values}) SELECT p.memory, {score} AS score "
             f"FROM q JOIN {self.c}_postings p ON p.term = q.term "

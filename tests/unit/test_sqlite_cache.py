@@ -1,0 +1,73 @@
+"""The SQLite store's in-process vector matrices follow every write, from any connection."""
+
+from __future__ import annotations
+
+import pytest
+
+from linkmem import Memory
+from linkmem.embed.fake import FakeEmbedder
+from linkmem.types import Scope
+
+
+@pytest.fixture
+def two_handles(tmp_path):
+    from helpers import CapitalisedWordsExtractor
+
+    def open_one() -> Memory:
+        return Memory(tmp_path / "shared.db", embedder=FakeEmbedder(),
+                      extractor=CapitalisedWordsExtractor())
+
+    first, second = open_one(), open_one()
+    yield first, second
+    first.close()
+    second.close()
+
+
+def count_loads(memory: Memory) -> list[int]:
+    calls = []
+    original = memory.store.memory_vectors._loader
+
+    def loader(scope_id):
+        calls.append(scope_id)
+        return original(scope_id)
+
+    memory.store.memory_vectors._loader = loader
+    return calls
+
+
+def test_own_writes_extend_the_cached_matrix_without_a_reload(two_handles):
+    memory, _ = two_handles
+    memory.add("the first note about gardening", user_id="u")
+    memory.search("gardening", user_id="u")
+    loads = count_loads(memory)
+    memory.add_batch(["a second note on tomatoes", "a third note on Max"], user_id="u")
+    found = [r["memory"] for r in memory.search("tomatoes Max", user_id="u", top_k=3)["results"]]
+    assert "a second note on tomatoes" in found and "a third note on Max" in found
+    assert loads == []  # extended in place after the commit
+    memory.delete(memory.get_all(user_id="u")["results"][0]["id"])
+    assert len(memory.search("note", user_id="u", top_k=5)["results"]) == 2
+    assert len(loads) == 1  # a delete makes the next search reload the scope
+
+
+def test_a_rolled_back_add_leaves_the_cache_alone(two_handles, monkeypatch):
+    memory, _ = two_handles
+    memory.add("kept note", user_id="u")
+    memory.search("note", user_id="u")
+    monkeypatch.setattr(memory.store, "append_history", lambda *a: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        memory.add("lost note", user_id="u")
+    monkeypatch.undo()
+    entry = memory.store.memory_vectors._entries
+    assert [e.ids for e in entry.values()] == [[memory.get_all(user_id="u")["results"][0]["id"]]]
+
+
+def test_writes_from_another_connection_are_seen(two_handles):
+    writer, reader = two_handles
+    writer.add("alpha note", user_id="u")
+    assert len(reader.search("note", user_id="u")["results"]) == 1
+    writer.add("beta note about Max", user_id="u")
+    found = reader.search("beta Max", user_id="u", top_k=2)["results"]
+    assert found[0]["memory"] == "beta note about Max"
+    assert reader.store.count_memories(Scope(user_id="u")) == 2
+    ids = {e["entity"] for e in reader.entities(user_id="u")["results"]}
+    assert ids == {"Max"}
