@@ -24,10 +24,26 @@ from linkmem import Memory
 
 NAMES = ["Max", "Luna", "Oscar", "Maria", "Ken", "Priya", "Tomás", "Aiko", "Sam", "Nadia"]
 PLACES = ["Lisbon", "Kyoto", "Berlin", "Austin", "Nairobi", "Oslo", "Lima", "Seoul"]
-THINGS = ["the new laptop", "a road bike", "the sourdough starter", "machine learning course",
-          "the garden shed", "a vintage camera", "the chess club", "python scripts"]
-VERBS = ["talked about", "bought", "fixed", "wants to try", "finished", "is worried about",
-         "recommended", "borrowed"]
+THINGS = [
+    "the new laptop",
+    "a road bike",
+    "the sourdough starter",
+    "machine learning course",
+    "the garden shed",
+    "a vintage camera",
+    "the chess club",
+    "python scripts",
+]
+VERBS = [
+    "talked about",
+    "bought",
+    "fixed",
+    "wants to try",
+    "finished",
+    "is worried about",
+    "recommended",
+    "borrowed",
+]
 TEMPLATES = [
     "{a} {verb} {thing} while visiting {place}.",
     "Yesterday {a} and {b} {verb} {thing}.",
@@ -41,9 +57,13 @@ def make_texts(n: int, seed: int) -> list[str]:
     names = NAMES + [f"{n}{i}" for n in ("Alex", "Jo", "Rui") for i in range(30)]
     return [
         rng.choice(TEMPLATES).format(
-            a=rng.choice(names), b=rng.choice(names), verb=rng.choice(VERBS),
-            thing=rng.choice(THINGS), place=rng.choice(PLACES),
-        ) + f" (note {i})"
+            a=rng.choice(names),
+            b=rng.choice(names),
+            verb=rng.choice(VERBS),
+            thing=rng.choice(THINGS),
+            place=rng.choice(PLACES),
+        )
+        + f" (note {i})"
         for i in range(n)
     ]
 
@@ -84,8 +104,9 @@ def bench_add(folder: Path, texts: list[str], entities: bool) -> dict:
     embedder = Timed(probe.embedder, "embed_batch")
     extractor = Timed(probe.extractor.get(), "extract_batch") if entities else None
     probe.close()
-    memory = Memory(folder / f"add-{entities}.db", embedder=embedder, extractor=extractor,
-                    entities=entities)
+    memory = Memory(
+        folder / f"add-{entities}.db", embedder=embedder, extractor=extractor, entities=entities
+    )
     memory.add_batch(texts[:10], user_id="warmup")
     embedder.seconds = 0.0
     if extractor:
@@ -95,10 +116,14 @@ def bench_add(folder: Path, texts: list[str], entities: bool) -> dict:
     total = time.perf_counter() - start
     ner = extractor.seconds if extractor else 0.0
     out = {
-        "texts": len(texts), "seconds": round(total, 3),
+        "texts": len(texts),
+        "seconds": round(total, 3),
         "memories_per_s": round(len(texts) / total, 1),
-        "share": {"ner": round(ner / total, 3), "embedding": round(embedder.seconds / total, 3),
-                  "store_and_rest": round(1 - (ner + embedder.seconds) / total, 3)},
+        "share": {
+            "ner": round(ner / total, 3),
+            "embedding": round(embedder.seconds / total, 3),
+            "store_and_rest": round(1 - (ner + embedder.seconds) / total, 3),
+        },
     }
     if entities:
         out["entities"] = len(memory.entities(user_id="bench", limit=10000)["results"])
@@ -118,8 +143,12 @@ def bench_models_alone(texts: list[str]) -> dict:
     extractor.extract_batch(texts)
     ner_s = time.perf_counter() - start
     memory.close()
-    return {"embed_seconds": round(embed_s, 3), "embed_texts_per_s": round(len(texts) / embed_s, 1),
-            "ner_seconds": round(ner_s, 3), "ner_texts_per_s": round(len(texts) / ner_s, 1)}
+    return {
+        "embed_seconds": round(embed_s, 3),
+        "embed_texts_per_s": round(len(texts) / embed_s, 1),
+        "ner_seconds": round(ner_s, 3),
+        "ner_texts_per_s": round(len(texts) / ner_s, 1),
+    }
 
 
 def bench_search(folder: Path, sizes: list[int], n_queries: int) -> dict:
@@ -129,7 +158,7 @@ def bench_search(folder: Path, sizes: list[int], n_queries: int) -> dict:
     out, loaded = {}, 0
     for size in sorted(sizes):
         for start in range(loaded, size, 1000):
-            memory.add_batch(texts[start:min(size, start + 1000)], user_id="bench")
+            memory.add_batch(texts[start : min(size, start + 1000)], user_id="bench")
         loaded = size
         memory.search(queries[0], user_id="bench")  # warm the scope's vector cache
         times = []
@@ -137,8 +166,10 @@ def bench_search(folder: Path, sizes: list[int], n_queries: int) -> dict:
             t0 = time.perf_counter()
             memory.search(query, user_id="bench", top_k=10)
             times.append((time.perf_counter() - t0) * 1000)
-        out[str(size)] = {"p50_ms": round(statistics.median(times), 2),
-                          "p95_ms": round(percentile(times, 0.95), 2)}
+        out[str(size)] = {
+            "p50_ms": round(statistics.median(times), 2),
+            "p95_ms": round(percentile(times, 0.95), 2),
+        }
     one = memory.embedder.embed_batch  # the unavoidable model time of one search
     t0 = time.perf_counter()
     for query in queries:

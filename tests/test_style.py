@@ -12,11 +12,18 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_ruff_check_is_clean():
+def _ruff(*args: str) -> subprocess.CompletedProcess:
     ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
     if not Path(ruff).exists():
         pytest.fail("ruff is not installed; run: pip install -e '.[test]'")
-    result = subprocess.run(
-        [ruff, "check", "src", "tests", "benchmarks"], cwd=ROOT, capture_output=True, text=True
-    )
+    return subprocess.run([ruff, *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_ruff_check_is_clean():
+    result = _ruff("check", "src", "tests", "benchmarks")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_is_applied():
+    result = _ruff("format", "--check", "src", "tests", "benchmarks")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -80,8 +80,12 @@ def test_threads_never_lose_a_link_or_duplicate(open_memory):
 
 def test_delete_after_reopen_leaves_no_stale_link(open_memory):
     memory = open_memory()
-    ids = [r["id"] for r in memory.add_batch(
-        ["Max chewed my shoes.", "Max and Luna played in Lisbon."], user_id="u")["results"]]
+    ids = [
+        r["id"]
+        for r in memory.add_batch(
+            ["Max chewed my shoes.", "Max and Luna played in Lisbon."], user_id="u"
+        )["results"]
+    ]
     memory.close()
     again = open_memory()
     again.delete(ids[1])
@@ -116,9 +120,11 @@ def test_entity_only_match_is_returned(open_memory):
     query = "How is Max doing?"
     dense = memory.search(query, user_id="u", top_k=5, signals=Signals(True, False, False))
     assert "Max chewed through the garden hose again." not in [
-        r["memory"] for r in dense["results"]]
-    linked = memory.search(query, user_id="u", top_k=5, explain=True,
-                           signals=Signals(True, False, True))["results"]
+        r["memory"] for r in dense["results"]
+    ]
+    linked = memory.search(
+        query, user_id="u", top_k=5, explain=True, signals=Signals(True, False, True)
+    )["results"]
     hit = next(r for r in linked if r["memory"] == "Max chewed through the garden hose again.")
     assert hit["score_details"]["entity"] == "Max" and hit["score_details"]["entity_boost"] > 0
     full = memory.search(query, user_id="u", top_k=5)["results"]

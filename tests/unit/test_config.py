@@ -22,7 +22,8 @@ def test_xdg_data_home_without_linkmem_home(tmp_path):
 def test_precedence_defaults_file_env_kwargs(tmp_path):
     (tmp_path / "config.toml").write_text(
         'collection = "from_file"\nstore = "sqlite"\n[retrieval]\npool_min = 7\n'
-        '[sqlite]\npath = "file.db"\n')
+        '[sqlite]\npath = "file.db"\n'
+    )
     env = {"LINKMEM_HOME": str(tmp_path), "LINKMEM_DB": "env.db"}
     s = resolve_settings(env=env)
     assert s.collection == "from_file" and s.retrieval.pool_min == 7

@@ -66,21 +66,30 @@ CORPUS = [
 def test_sqlite_bm25_matches_the_formulas(tmp_path):
     store = SQLiteStore(tmp_path / "b.db", dim=2)
     scope = Scope(user_id="u")
-    store.put_memories([
-        NewMemory(MemoryRecord(f"m{i}", t, scope, {}, "t", "t"), [1.0, 0.0], terms(t))
-        for i, t in enumerate(CORPUS)
-    ])
-    store.put_memories([  # another scope must not change this scope's statistics
-        NewMemory(MemoryRecord("x", "cat cat cat", Scope(user_id="v"), {}, "t", "t"),
-                  [1.0, 0.0], terms("cat cat cat"))
-    ])
+    store.put_memories(
+        [
+            NewMemory(MemoryRecord(f"m{i}", t, scope, {}, "t", "t"), [1.0, 0.0], terms(t))
+            for i, t in enumerate(CORPUS)
+        ]
+    )
+    store.put_memories(
+        [  # another scope must not change this scope's statistics
+            NewMemory(
+                MemoryRecord("x", "cat cat cat", Scope(user_id="v"), {}, "t", "t"),
+                [1.0, 0.0],
+                terms("cat cat cat"),
+            )
+        ]
+    )
     query = query_terms("dog park cat")
     got = dict(store.keyword_search(query, scope, 10))
     docs = [Counter(terms(t)) for t in CORPUS]
     avg = sum(sum(d.values()) for d in docs) / len(docs)
     idfs = {q: bm25.idf(len(docs), sum(1 for d in docs if q in d)) for q in query}
-    want = {f"m{i}": bm25.score_document(d, sum(d.values()), query, idfs, avg)
-            for i, d in enumerate(docs)}
+    want = {
+        f"m{i}": bm25.score_document(d, sum(d.values()), query, idfs, avg)
+        for i, d in enumerate(docs)
+    }
     assert set(got) == {k for k, v in want.items() if v > 0}
     for key, value in got.items():
         assert value == pytest.approx(want[key])

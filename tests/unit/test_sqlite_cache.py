@@ -14,8 +14,9 @@ def two_handles(tmp_path):
     from helpers import CapitalisedWordsExtractor
 
     def open_one() -> Memory:
-        return Memory(tmp_path / "shared.db", embedder=FakeEmbedder(),
-                      extractor=CapitalisedWordsExtractor())
+        return Memory(
+            tmp_path / "shared.db", embedder=FakeEmbedder(), extractor=CapitalisedWordsExtractor()
+        )
 
     first, second = open_one(), open_one()
     yield first, second
