@@ -138,3 +138,41 @@ def test_concurrent_adds_never_lose_a_link_or_duplicate(memory):
     entities = {e["entity"]: e["link_count"] for e in memory.entities(user_id="u")["results"]}
     assert entities == {"Max": 60, "Oscar": 60}
     assert memory.store.count_memories(Scope(user_id="u")) == 60
+
+
+def _add_from_process(settings: dict, worker: int, start) -> None:
+    from helpers import CapitalisedWordsExtractor
+
+    from linkmem import Memory
+    from linkmem.embed.fake import FakeEmbedder
+
+    start.wait(30)
+    memory = Memory(embedder=FakeEmbedder(), extractor=CapitalisedWordsExtractor(), **settings)
+    try:
+        for i in range(8):
+            memory.add(f"Worker {worker} note {i}: we met Ana Lopez in Paris", user_id="team")
+    finally:
+        memory.close()
+
+
+def test_processes_adding_the_same_entity_make_one_row_and_keep_every_link(
+    make_memory, backend_settings
+):
+    import multiprocessing
+
+    make_memory().close()  # create the schema once, as an application would
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Event()
+    workers = [
+        ctx.Process(target=_add_from_process, args=(backend_settings, w, start)) for w in range(4)
+    ]
+    for process in workers:
+        process.start()
+    start.set()
+    for process in workers:
+        process.join(120)
+    assert [p.exitcode for p in workers] == [0, 0, 0, 0]
+    memory = make_memory()
+    links = {e["key"]: e["link_count"] for e in memory.entities(user_id="team")["results"]}
+    assert links == {"worker": 32, "ana lopez": 32, "paris": 32}  # one row each, no lost link
+    assert memory.store.count_memories(Scope(user_id="team")) == 32
