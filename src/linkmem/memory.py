@@ -22,6 +22,7 @@ from linkmem.rank.terms import terms, terms_batch
 from linkmem.search import SearchRequest, Signals, run_search
 from linkmem.store.base import NewMemory, Store
 from linkmem.store.registry import open_store
+from linkmem.threads import single_threaded_blas
 from linkmem.transfer import Transfer
 from linkmem.types import HistoryEvent, MemoryRecord, Scope
 
@@ -110,7 +111,8 @@ class Memory(EntityInspection, Transfer):
         if len(metas) != len(items):
             raise v.InvalidInput("metadata must have one entry per item")
         records = self._new_records(items, metas, scope)
-        self._write_new(records)
+        with single_threaded_blas():
+            self._write_new(records)
         return {"results": [{**r.to_dict(), "event": "ADD"} for r in records]}
 
     def _new_records(
@@ -191,8 +193,9 @@ class Memory(EntityInspection, Transfer):
             old.id, new_text, old.scope, merged, old.created_at, at, old.role, old.actor_id
         )
         changed = new_text != old.text
-        vector = self.embedder.embed_batch([new_text])[0] if changed else None
-        plan = self._plan([new_text]) if changed else None
+        with single_threaded_blas():
+            vector = self.embedder.embed_batch([new_text])[0] if changed else None
+            plan = self._plan([new_text]) if changed else None
         with self.store.transaction():
             self.store.update_memory(record, vector, terms(new_text) if changed else None)
             if changed:
@@ -270,7 +273,10 @@ class Memory(EntityInspection, Transfer):
             signals=signals or Signals(entities=self.extractor is not None),
         )
         extractor = self.extractor if request.signals.entities else None
-        hits = run_search(request, self.store, self.embedder, extractor, self.settings.retrieval)
+        with single_threaded_blas():
+            hits = run_search(
+                request, self.store, self.embedder, extractor, self.settings.retrieval
+            )
         return {"results": [h.to_dict(explain) for h in hits]}
 
     def get(

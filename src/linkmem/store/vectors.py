@@ -26,6 +26,14 @@ class ScopeMatrix:
     rowids: np.ndarray  # int64 row keys, one per matrix row
     ids: list[str]  # public ids, one per matrix row
     matrix: np.ndarray  # float32 (n, dim), rows L2-normalised
+    _rows: dict[str, int] | None = None
+
+    @property
+    def row_of(self) -> dict[str, int]:
+        """Public id -> matrix row (built on first use)."""
+        if self._rows is None:
+            self._rows = {memory_id: row for row, memory_id in enumerate(self.ids)}
+        return self._rows
 
 
 #: Loads one scope: ``(rowids, ids, vector blobs)``.
@@ -123,3 +131,17 @@ def _top(
         index = index[np.argpartition(-scores[index], k - 1)[:k]]
     index = index[np.argsort(-scores[index], kind="stable")]
     return [(ids[i], float(scores[i])) for i in index]
+
+
+def score_ids(
+    entries: Sequence[ScopeMatrix], query: np.ndarray, ids: Sequence[str], k: int
+) -> list[tuple[str, float]]:
+    """Exact cosine of the given ids that live in ``entries``, best first (no full scan)."""
+    found: list[tuple[str, float]] = []
+    for entry in entries:
+        rows = [entry.row_of[i] for i in ids if i in entry.row_of]
+        if rows:
+            scores = entry.matrix[rows] @ np.asarray(query, dtype=np.float32)
+            found += [(entry.ids[r], float(s)) for r, s in zip(rows, scores)]
+    found.sort(key=lambda item: -item[1])
+    return found[:k]

@@ -14,7 +14,7 @@ from linkmem.rank import bm25
 from linkmem.store.base import NewMemory, iter_chunks
 from linkmem.store.sqlite.connection import Connection, placeholders
 from linkmem.store.sqlite.sql import exact_scope_params, filter_sql, scope_where
-from linkmem.store.vectors import MatrixCache, encode, top_k_many
+from linkmem.store.vectors import MatrixCache, ScopeMatrix, encode, score_ids, top_k_many
 from linkmem.types import MemoryRecord, Scope
 
 CHUNK = 900
@@ -266,11 +266,14 @@ class MemoryTables:
     ) -> list[tuple[str, float]]:
         if ids is not None and not ids:
             return []
-        entries = [self.memory_vectors.get(s, v) for s, v in self._matching_scopes(scope)]
-        allowed = None
-        if filters is not None or ids is not None:
-            allowed = self._allowed_rowids(scope, filters, ids)
+        entries = self._scope_matrices(scope)
+        if filters is None and ids is not None:
+            return score_ids(entries, vector, ids, k)
+        allowed = None if filters is None else self._allowed_rowids(scope, filters, ids)
         return top_k_many(entries, np.asarray([vector]), k, allowed)[0]
+
+    def _scope_matrices(self, scope: Scope) -> list[ScopeMatrix]:
+        return [self.memory_vectors.get(s, v) for s, v in self._matching_scopes(scope)]
 
     def _allowed_rowids(
         self, scope: Scope, filters: Node | None, ids: Sequence[str] | None
@@ -346,11 +349,11 @@ class MemoryTables:
             f"FROM q JOIN {self.c}_postings p ON p.term = q.term "
             f"JOIN {self.c}_scopes s ON s.id = p.scope_id "
         )
-        if filters is None and ids is None:
-            where, args = scope_where(scope)
-        else:
+        if filters is not None:
             where, args = self._memory_where(scope, filters, ids)
             head += f"JOIN {self.c} m ON m.rowid = p.memory "
+        else:
+            where, args = self._postings_where(scope, ids)
         rows = self.db.rows(
             f"SELECT m.id, top.score FROM ({head} WHERE {where} GROUP BY p.memory "
             f"HAVING score > 0 ORDER BY score DESC, p.memory LIMIT ?) top "
@@ -358,6 +361,20 @@ class MemoryTables:
             [*(x for item in idfs.items() for x in item), avg_len, *args, k],
         )
         return [(mid, float(value)) for mid, value in rows]
+
+    def _postings_where(self, scope: Scope, ids: Sequence[str] | None) -> tuple[str, list[Any]]:
+        """Scope (and id) restriction on postings alone: ids map to row keys through the
+        cached scope matrices, so no memory row is read."""
+        where, args = scope_where(scope)
+        if ids is None:
+            return where, args
+        rowids = [
+            int(entry.rowids[entry.row_of[i]])
+            for entry in self._scope_matrices(scope)
+            for i in ids
+            if i in entry.row_of
+        ]
+        return f"{where} AND p.memory IN ({placeholders(len(rowids))})", [*args, *rowids]
 
 
 def _group_by_scope(memories: Sequence[NewMemory]) -> dict[Scope, list[NewMemory]]:
