@@ -16,6 +16,8 @@ from linkmem.rank.terms import query_terms
 from linkmem.store.base import Store
 from linkmem.types import Hit, Scope
 
+Ranked = list[tuple[str, float]]
+
 
 @dataclass(frozen=True)
 class Signals:
@@ -67,19 +69,25 @@ def run_search(
     return [Hit(records[mid], parts.score, parts) for mid, parts in scored if mid in records]
 
 
-def _dense(request: SearchRequest, store: Store, vector: np.ndarray, pool: int):
+def _dense(request: SearchRequest, store: Store, vector: np.ndarray, pool: int) -> Ranked:
     if not request.signals.dense:
         return []
     return store.vector_search(vector, request.scope, pool, request.filters)
 
 
-def _keyword(request: SearchRequest, store: Store, terms: list[str], pool: int):
+def _keyword(request: SearchRequest, store: Store, terms: list[str], pool: int) -> Ranked:
     if not request.signals.keyword or not terms:
         return []
     return store.keyword_search(terms, request.scope, pool, request.filters)
 
 
-def _complete_dense(request, store, vector, candidates, dense) -> None:
+def _complete_dense(
+    request: SearchRequest,
+    store: Store,
+    vector: np.ndarray,
+    candidates: set[str],
+    dense: dict[str, float],
+) -> None:
     """Exact cosine for candidates that came from another signal (also checks scope+filters)."""
     missing = [c for c in candidates if c not in dense]
     if missing:
@@ -88,7 +96,13 @@ def _complete_dense(request, store, vector, candidates, dense) -> None:
         )
 
 
-def _complete_keyword(request, store, terms, candidates, keyword) -> None:
+def _complete_keyword(
+    request: SearchRequest,
+    store: Store,
+    terms: list[str],
+    candidates: set[str],
+    keyword: dict[str, float],
+) -> None:
     """BM25 for every candidate, so no score depends on whether it made the keyword top-N."""
     if not request.signals.keyword or not terms:
         return
