@@ -479,6 +479,7 @@ def run_backend(args: argparse.Namespace) -> dict[str, Any]:
                     "reason": f"over --budget-minutes {args.budget_minutes} at the last rate",
                 }
                 log(f"{args.only}: skipping {size:,}: {result['skipped']}")
+                save_point(args, result)
                 break
             log(f"{args.only}: loading up to {size:,}")
             started = time.perf_counter()

@@ -35,9 +35,6 @@ class RetrievalConfig:
     dense_weight: float = 1.0
     #: Weight of the squashed BM25 score in the fused score.
     bm25_weight: float = 1.0
-    #: BM25 term-frequency saturation and length normalisation (the standard values).
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
     #: Sigmoid that maps raw BM25 to 0..1: midpoint = base + per_term * min(n_terms, cap).
     #: A longer query accumulates more raw score, so its midpoint moves right.
     bm25_midpoint_base: float = 3.0

@@ -17,7 +17,7 @@ from linkmem.eval.locomo import load_locomo, normalise_evidence, normalise_evide
 from linkmem.eval.metrics import aggregate, counts, percentile, recall_at_k
 from linkmem.eval.runner import ABLATIONS, run_locomo
 
-SYNTHETIC = Path(__file__).resolve().parents[1] / "data" / "synthetic_locomo.json"
+SYNTHETIC = Path(__file__).resolve().parents[1] / "data" / "synthetic_conversation_small.json"
 KNOWN = {"D8:6", "D9:17", "D11:26", "D30:5", "D1:1"}
 
 

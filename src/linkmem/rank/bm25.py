@@ -5,6 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+#: Term-frequency saturation and length normalisation: the standard Okapi values, used by
+#: every backend's keyword index (they are properties of the index, not of one query).
+K1 = 1.2
+B = 0.75
+
 
 def idf(n_docs: int, doc_freq: int) -> float:
     """Okapi IDF, kept positive: ln(1 + (N - df + 0.5) / (df + 0.5))."""
@@ -24,8 +29,8 @@ def score_document(
     query: Sequence[str],
     idfs: Mapping[str, float],
     avg_len: float,
-    k1: float = 1.2,
-    b: float = 0.75,
+    k1: float = K1,
+    b: float = B,
 ) -> float:
     """BM25 of one document (its term counts) for the unique ``query`` terms."""
     return sum(

@@ -11,6 +11,7 @@ import numpy as np
 
 from linkmem.errors import NotFound
 from linkmem.filters import Node
+from linkmem.rank import bm25
 from linkmem.store.base import NewMemory
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import Database, one_connection
@@ -44,8 +45,8 @@ class MemoryTables:
 
     db: Database
     t: Tables
-    k1: float = 1.2
-    b: float = 0.75
+    k1: float = bm25.K1
+    b: float = bm25.B
 
     # scopes ----------------------------------------------------------------------------------
     def _scope_id(self, scope: Scope, create: bool = True) -> int | None:

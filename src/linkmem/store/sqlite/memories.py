@@ -43,8 +43,8 @@ class MemoryTables:
 
     db: Connection
     c: str
-    k1: float = 1.2
-    b: float = 0.75
+    k1: float = bm25.K1
+    b: float = bm25.B
 
     def _init_memories(self, dim: int) -> None:
         self.memory_vectors = MatrixCache(dim, self._load_memory_vectors)
