@@ -13,11 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from helpers import CapitalisedWordsExtractor  # noqa: E402
-
-try:  # TEMP until pg_fixtures lands
-    from pg_fixtures import pg_dsn_16, pg_dsn_18  # noqa: E402,F401
-except ImportError:
-    pass
+from pg_fixtures import pg_dsn_16, pg_dsn_18  # noqa: E402,F401
 
 from linkmem import Memory  # noqa: E402
 from linkmem.embed.fake import FakeEmbedder  # noqa: E402
