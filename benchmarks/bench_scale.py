@@ -37,6 +37,7 @@ import os
 import platform
 import random
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -446,13 +447,12 @@ def backend_settings(backend: str, folder: Path) -> Iterator[dict[str, Any]]:
         yield {"store": "postgres", "postgres.dsn": dsn, "collection": "scale"}
 
 
-def run_backend(args: argparse.Namespace) -> dict[str, Any]:
+def run_backend(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     sizes = sorted(int(s) for s in args.sizes.split(","))
-    probe = Memory(tempfile.mkdtemp(prefix="linkmem-probe-") + "/probe.db")
+    probe = Memory(folder / "probe.db")
     extractor = probe.extractor.get()  # type: ignore[union-attr]
     pool = make_pool(args.pool)
     vectors, entities = model_cache(pool, probe.embedder, extractor)
-    folder = Path(tempfile.mkdtemp(prefix=f"linkmem-scale-{args.only}-"))
     result: dict[str, Any] = {
         "backend": args.only,
         "loader": LOADERS[args.loader],
@@ -534,8 +534,12 @@ def main() -> None:
     parser.add_argument("--out", default=str(OUT), help="results of other runs are kept")
     parser.add_argument("--only", help=argparse.SUPPRESS)  # internal: one backend, in a child
     args = parser.parse_args()
-    if args.only:
-        run_backend(args)
+    if args.only:  # the SQLite file of 1M memories takes ~6 GB: removed at the end
+        folder = Path(tempfile.mkdtemp(prefix=f"linkmem-scale-{args.only}-"))
+        try:
+            run_backend(args, folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
         return
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     for backend in args.backends.split(","):

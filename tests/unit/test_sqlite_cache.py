@@ -72,3 +72,24 @@ def test_writes_from_another_connection_are_seen(two_handles):
     assert reader.store.count_memories(Scope(user_id="u")) == 2
     ids = {e["entity"] for e in reader.entities(user_id="u")["results"]}
     assert ids == {"Max"}
+
+
+def test_matrix_cache_is_bounded_and_evicts_the_least_recently_used():
+    import numpy as np
+
+    from linkmem.store.vectors import MatrixCache, encode
+
+    loads = []
+
+    def loader(scope_id):
+        loads.append(scope_id)
+        return [1, 2], [f"{scope_id}a", f"{scope_id}b"], [encode(np.ones(4))] * 2
+
+    cache = MatrixCache(4, loader, max_rows=4)
+    cache.get(1, 0)
+    cache.get(2, 0)
+    cache.get(1, 0)  # 1 is now the most recently used
+    cache.get(3, 0)  # over 4 rows: scope 2 goes
+    cache.get(1, 0)
+    cache.get(2, 0)
+    assert loads == [1, 2, 3, 2]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -41,13 +42,28 @@ Loader = Callable[[int], tuple[list[int], list[str], list[bytes]]]
 
 
 class MatrixCache:
-    """Per-scope matrices, reloaded only when the scope's version in the store moved on."""
+    """Per-scope matrices, reloaded only when the scope's version in the store moved on.
 
-    def __init__(self, dim: int, loader: Loader) -> None:
+    Bounded: past ``max_rows`` vectors the least recently used scopes are dropped (they reload
+    on their next use), so a process that touches thousands of scopes keeps a fixed footprint
+    (300k rows x 384 dims is about 460 MB).
+    """
+
+    def __init__(self, dim: int, loader: Loader, max_rows: int = 300_000) -> None:
         self._dim = dim
         self._loader = loader
-        self._entries: dict[int, ScopeMatrix] = {}
+        self._max_rows = max_rows
+        self._entries: OrderedDict[int, ScopeMatrix] = OrderedDict()
+        self._rows = 0
         self._lock = threading.Lock()
+
+    def _store(self, scope_id: int, entry: ScopeMatrix) -> None:
+        previous = self._entries.pop(scope_id, None)
+        self._rows += len(entry.ids) - (len(previous.ids) if previous else 0)
+        self._entries[scope_id] = entry
+        while self._rows > self._max_rows and len(self._entries) > 1:
+            _, dropped = self._entries.popitem(last=False)
+            self._rows -= len(dropped.ids)
 
     def get(self, scope_id: int, version: int) -> ScopeMatrix:
         with self._lock:
@@ -60,7 +76,7 @@ class MatrixCache:
                     ids,
                     decode_many(blobs, self._dim),
                 )
-                self._entries[scope_id] = entry
+            self._store(scope_id, entry)
             return entry
 
     def extend(
@@ -77,16 +93,20 @@ class MatrixCache:
             entry = self._entries.get(scope_id)
             if entry is None or entry.version != versions[0]:
                 return
-            self._entries[scope_id] = ScopeMatrix(
-                versions[1],
-                np.concatenate([entry.rowids, np.asarray(rowids, dtype=np.int64)]),
-                entry.ids + list(ids),
-                np.concatenate([entry.matrix, np.asarray(vectors, dtype=np.float32)]),
+            self._store(
+                scope_id,
+                ScopeMatrix(
+                    versions[1],
+                    np.concatenate([entry.rowids, np.asarray(rowids, dtype=np.int64)]),
+                    entry.ids + list(ids),
+                    np.concatenate([entry.matrix, np.asarray(vectors, dtype=np.float32)]),
+                ),
             )
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._rows = 0
 
 
 def _gather(
