@@ -8,32 +8,9 @@ from typing import Any
 
 import pytest
 import typer
-from typer.testing import CliRunner
+from cli_helpers import data, run
 
 from linkmem.cli import app
-from linkmem.config import ENV_VARS
-
-runner = CliRunner()
-
-
-@pytest.fixture(autouse=True)
-def cli_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LINKMEM_HOME", str(tmp_path))
-    monkeypatch.setenv("LINKMEM_EMBEDDER", "fake")
-    return tmp_path
-
-
-def run(*args: str, code: int = 0) -> Any:
-    result = runner.invoke(app, list(args))
-    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr)
-    return result
-
-
-def data(*args: str) -> Any:
-    """Run a command with --json and parse its stdout."""
-    return json.loads(run(*args, "--json").stdout)
 
 
 def add(text: str, *extra: str) -> dict[str, Any]:

@@ -214,6 +214,21 @@ class Store(Protocol):
         ...
 
 
+def record_from_row(row: Sequence[Any], metadata: dict[str, Any]) -> MemoryRecord:
+    """A memory from the column order both backends select: id, text, metadata, created_at,
+    updated_at, role, actor_id, user_id, agent_id, run_id ('' = unset)."""
+    return MemoryRecord(
+        id=row[0],
+        text=row[1],
+        scope=Scope(*(v or None for v in row[7:10])),
+        metadata=metadata,
+        created_at=row[3],
+        updated_at=row[4],
+        role=row[5],
+        actor_id=row[6],
+    )
+
+
 def iter_chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]

@@ -13,6 +13,7 @@ from linkmem.errors import NotFound
 from linkmem.filters import Node
 from linkmem.rank import bm25
 from linkmem.store.base import NewMemory
+from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import Database, one_connection
 from linkmem.store.postgres.sql import Tables, filter_sql, in_scopes, vector_literal
@@ -28,16 +29,7 @@ def exact_scope_params(scope: Scope) -> tuple[str, str, str]:
 
 
 def record_from_row(row: Sequence[Any]) -> MemoryRecord:
-    return MemoryRecord(
-        id=row[0],
-        text=row[1],
-        scope=Scope(*(v or None for v in row[7:10])),
-        metadata=row[2],
-        created_at=row[3],
-        updated_at=row[4],
-        role=row[5],
-        actor_id=row[6],
-    )
+    return base_record_from_row(row, row[2])
 
 
 class MemoryTables:

@@ -12,6 +12,7 @@ import numpy as np
 from linkmem.filters import Node
 from linkmem.rank import bm25
 from linkmem.store.base import NewMemory, iter_chunks
+from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.sqlite.connection import Connection, placeholders
 from linkmem.store.sqlite.sql import exact_scope_params, filter_sql, scope_where
 from linkmem.store.vectors import MatrixCache, ScopeMatrix, encode, score_ids, top_k_many
@@ -25,17 +26,7 @@ _MEMORY_COLUMNS = (
 
 
 def record_from_row(row: Sequence[Any]) -> MemoryRecord:
-    scope = Scope(*(v or None for v in row[7:10]))
-    return MemoryRecord(
-        id=row[0],
-        text=row[1],
-        scope=scope,
-        metadata=json.loads(row[2]),
-        created_at=row[3],
-        updated_at=row[4],
-        role=row[5],
-        actor_id=row[6],
-    )
+    return base_record_from_row(row, json.loads(row[2]))
 
 
 class MemoryTables:
