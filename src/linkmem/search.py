@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
 from linkmem.entities.boost import EntitySignal, entity_boosts
+from linkmem.entities.hop import hop_boosts
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import Node
 from linkmem.rank.fusion import fuse_all
 from linkmem.rank.terms import query_terms
 from linkmem.store.base import Store
-from linkmem.types import Hit, Scope
+from linkmem.types import Hit, Scope, ScoreParts
 
 Ranked = list[tuple[str, float]]
 
@@ -48,25 +49,53 @@ def run_search(
     pool = max(config.pool_factor * request.top_k, config.pool_min)
     vector = embedder.embed_batch([request.query])[0]
     terms = query_terms(request.query)
-    dense = dict(_dense(request, store, vector, pool))
-    keyword = dict(_keyword(request, store, terms, pool))
+    scores = _Scores(request, store, vector, terms, config)
+    scores.dense.update(_dense(request, store, vector, pool))
+    scores.keyword.update(_keyword(request, store, terms, pool))
     entities = EntitySignal()
-    if request.signals.entities and extractor is not None:
+    use_entities = request.signals.entities and extractor is not None
+    if use_entities:
+        found = {*scores.dense, *scores.keyword}
         entities = entity_boosts(
-            request.query, request.scope, store, extractor, embedder, config, {*dense, *keyword}
+            request.query, request.scope, store, extractor, embedder, config, found
         )
-    candidates = set(dense) | set(keyword) | entities.widen
-    _complete_dense(request, store, vector, candidates, dense)
-    _complete_keyword(request, store, terms, candidates, keyword)
-    eligible = [c for c in candidates if c in dense]  # dense scoring also applied scope+filters
-    if not request.signals.dense:
-        dense = {}
-    scored = fuse_all(eligible, dense, keyword, len(terms), entities.boosts, config)
+    candidates = set(scores.dense) | set(scores.keyword) | entities.widen
+    scored = scores.fuse(candidates, entities.boosts)
+    if use_entities:
+        hops = hop_boosts([mid for mid, _ in scored], entities.matched, store, config)
+        if hops:
+            scored = scores.fuse(candidates | set(hops), entities.boosts, hops)
     if request.threshold is not None:
         scored = [(mid, p) for mid, p in scored if p.score >= request.threshold]
     scored = scored[: request.top_k]
     records = {r.id: r for r in store.get_memories([mid for mid, _ in scored])}
     return [Hit(records[mid], parts.score, parts) for mid, parts in scored if mid in records]
+
+
+@dataclass
+class _Scores:
+    """Dense and BM25 scores gathered so far; ``fuse`` completes them for new candidates."""
+
+    request: SearchRequest
+    store: Store
+    vector: np.ndarray
+    terms: list[str]
+    config: RetrievalConfig
+    dense: dict[str, float] = field(default_factory=dict)
+    keyword: dict[str, float] = field(default_factory=dict)
+
+    def fuse(
+        self,
+        candidates: set[str],
+        boosts: dict[str, tuple[float, str]],
+        hops: dict[str, tuple[float, str]] | None = None,
+    ) -> list[tuple[str, ScoreParts]]:
+        _complete_dense(self.request, self.store, self.vector, candidates, self.dense)
+        _complete_keyword(self.request, self.store, self.terms, candidates, self.keyword)
+        eligible = [c for c in candidates if c in self.dense]  # dense scoring checked scope+filters
+        dense = self.dense if self.request.signals.dense else {}
+        n_terms = len(self.terms)
+        return fuse_all(eligible, dense, self.keyword, n_terms, boosts, self.config, hops)
 
 
 def _dense(request: SearchRequest, store: Store, vector: np.ndarray, pool: int) -> Ranked:

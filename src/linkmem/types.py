@@ -115,6 +115,8 @@ class ScoreParts:
     entity_boost: float
     entity: str | None
     score: float
+    hop_boost: float = 0.0
+    hop_entity: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -123,6 +125,8 @@ class ScoreParts:
             "bm25": round(self.bm25, 6),
             "entity_boost": round(self.entity_boost, 6),
             "entity": self.entity,
+            "hop_boost": round(self.hop_boost, 6),
+            "hop_entity": self.hop_entity,
             "score": round(self.score, 6),
         }
 

@@ -26,7 +26,16 @@ def test_search_finds_relevant_memories_with_score_parts(pets):
     results = pets.search("spicy ramen food", user_id="alice", explain=True)["results"]
     assert results[0]["memory"] == "my favourite food is spicy ramen"
     details = results[0]["score_details"]
-    assert set(details) == {"dense", "bm25_raw", "bm25", "entity_boost", "entity", "score"}
+    assert set(details) == {
+        "dense",
+        "bm25_raw",
+        "bm25",
+        "entity_boost",
+        "entity",
+        "hop_boost",
+        "hop_entity",
+        "score",
+    }
     assert details["bm25_raw"] > 0 and 0 < details["bm25"] <= 1
     assert details["score"] == results[0]["score"]
     assert all(0.0 <= r["score"] <= 1.0 for r in results)
@@ -41,6 +50,66 @@ def test_entity_boost_is_explained(pets):
         "the vet said Max needs more exercise",
     }
     assert all(r["score_details"]["entity"] == "Max" for r in boosted)
+
+
+def _lines(*texts: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": text} for text in texts]
+
+
+def test_a_name_in_the_query_boosts_all_its_memories_however_many(make_memory):
+    memory = make_memory(retrieval={"entity_pool_max_links": 2})  # Anna (3 links) is a hub
+    memory.add(
+        _lines(
+            "Anna: we went hiking in the mountains",
+            "Anna: the lake was cold",
+            "Anna: my sister loves painting",
+            "Ben: we went hiking in the mountains",
+        ),
+        user_id="u",
+    )
+    results = memory.search("where did Anna go hiking", user_id="u", explain=True)["results"]
+    assert results[0]["memory"] == "Anna: we went hiking in the mountains"
+    weight = memory.settings.retrieval.name_boost_weight
+    for result in results:
+        details = result["score_details"]
+        if result["memory"].startswith("Anna"):
+            assert details["entity"] == "Anna"
+            assert details["entity_boost"] == pytest.approx(weight)
+        else:
+            assert details["entity_boost"] == 0
+
+
+def test_a_rare_entity_of_the_best_result_pulls_in_its_other_memories(make_memory):
+    memory = make_memory(retrieval={"hop_sources": 1})
+    memory.add(
+        _lines(
+            "Joanna: I watched Dune and loved the desert planet story",
+            "Nate: Dune was great",
+            "Nate: my turtles are hungry",
+            "Joanna: the weather is nice",
+            "Joanna: the coffee is cold",
+            "Joanna: the bus is late",
+        ),
+        user_id="u",
+    )
+    results = memory.search("desert planet story", user_id="u", top_k=6, explain=True)["results"]
+    assert results[0]["memory"].startswith("Joanna: I watched Dune")
+    details = {r["memory"]: r["score_details"] for r in results}
+    hop_weight = memory.settings.retrieval.hop_weight
+    assert details["Nate: Dune was great"]["hop_entity"] == "Dune"
+    assert details["Nate: Dune was great"]["hop_boost"] == pytest.approx(hop_weight)
+    # Joanna links 4 memories (more than hop_max_links): not followed; nor is the source
+    for text in ("Joanna: the weather is nice", "Nate: my turtles are hungry"):
+        assert details[text]["hop_boost"] == 0
+    assert results[0]["score_details"]["hop_boost"] == 0
+
+
+def test_no_hop_without_the_entity_signal(make_memory):
+    memory = make_memory()
+    memory.add(_lines("Joanna: I watched Dune in the desert", "Nate: Dune was great"), user_id="u")
+    dense_bm25 = Signals(entities=False)
+    results = memory.search("desert", user_id="u", explain=True, signals=dense_bm25)["results"]
+    assert all(r["score_details"]["hop_boost"] == 0 for r in results)
 
 
 def test_threshold_gates_the_returned_score(pets):

@@ -24,6 +24,12 @@ TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
     ("Thanks, Mel! It really motivated me.", set()),
     ("Woah, Caroline, it sounds like you are doing great work.", set()),
     ("Hey Mel, guess what? I adopted Max.", {("Max", P)}),
+    ("That's a great dream, Jon! Go for it.", set()),
+    # a transcript line's speaker label is the speaker, even where the tagger reads a noun
+    ("Caroline: Wow! Did you see that band?", {("Caroline", P)}),
+    ("Anna Lee: see you in Paris.", {("Anna Lee", P), ("Paris", P)}),
+    ("Note: buy milk tomorrow.", set()),
+    ("Re: our trip to Lisbon", {("Lisbon", P)}),
     ("I met Tom, Bob, and Anna in Paris.", {("Tom", P), ("Bob", P), ("Anna", P), ("Paris", P)}),
     ("Maxine is my sister.", {("Maxine", P)}),
     ("Max has a vet visit on Friday.", {("Max", P), ("vet visit", T)}),

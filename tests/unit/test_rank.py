@@ -9,7 +9,7 @@ import pytest
 
 from linkmem.config import RetrievalConfig
 from linkmem.rank import bm25
-from linkmem.rank.fusion import best_boosts, entity_boost, fuse, link_weight
+from linkmem.rank.fusion import EntityMatch, best_boosts, entity_boost, fuse, link_weight
 from linkmem.rank.terms import query_terms, terms
 from linkmem.store.base import NewMemory
 from linkmem.store.sqlite import SQLiteStore
@@ -32,12 +32,24 @@ def test_link_weight_and_boost_by_hand():
     assert link_weight(1, 0.001) == 1.0
     assert link_weight(11, 0.001) == pytest.approx(1 / 1.1)
     config = RetrievalConfig(entity_boost_weight=0.5)
-    assert entity_boost(0.8, 1, config) == pytest.approx(0.4)
+    assert entity_boost(EntityMatch("cat food", 0.8, 1, ["m1"]), config) == pytest.approx(0.4)
+
+
+def test_a_name_the_query_names_boosts_without_decay():
+    config = RetrievalConfig(entity_boost_weight=0.1, name_boost_weight=0.3)
+    hub = EntityMatch("Melanie", 1.0, 400, ["m1"], proper=True)
+    assert entity_boost(hub, config) == pytest.approx(0.3)
+    similar_name = EntityMatch("Melanie", 0.8, 400, ["m1"], proper=True)
+    topic_hub = EntityMatch("dance studio", 1.0, 400, ["m1"])
+    decayed = 0.1 * link_weight(400, config.entity_link_decay)
+    assert entity_boost(similar_name, config) == pytest.approx(0.8 * decayed)
+    assert entity_boost(topic_hub, config) == pytest.approx(decayed)
 
 
 def test_best_boost_takes_the_maximum_not_the_sum():
     config = RetrievalConfig(entity_boost_weight=0.5)
-    boosts = best_boosts([("Max", 0.9, 1, ["m1", "m2"]), ("Maxwell", 0.6, 1, ["m1"])], config)
+    matches = [EntityMatch("Max", 0.9, 1, ["m1", "m2"]), EntityMatch("Maxwell", 0.6, 1, ["m1"])]
+    boosts = best_boosts(matches, config)
     assert boosts["m1"] == pytest.approx((0.45, "Max"))
     assert boosts["m2"][1] == "Max"
 
@@ -47,6 +59,15 @@ def test_fuse_divides_by_a_fixed_total():
     parts = fuse(0.8, 0.0, 2, (0.25, "Max"), config)
     assert parts.score == pytest.approx((0.8 * config.dense_weight + 0.25) / config.max_score)
     assert fuse(-0.3, 0.0, 2, (0.0, None), config).score == 0.0
+    hopped = fuse(0.8, 0.0, 2, (0.25, "Max"), config, (0.2, "Little Women"))
+    assert hopped.score == pytest.approx((0.8 + 0.25 + 0.2) / config.max_score)
+    assert (hopped.hop_boost, hopped.hop_entity) == (0.2, "Little Women")
+
+
+def test_the_highest_possible_score_is_one():
+    config = RetrievalConfig()
+    top = fuse(1.0, 1e6, 1, (config.name_boost_weight, "Max"), config, (config.hop_weight, "x"))
+    assert top.score == pytest.approx(1.0)
 
 
 def test_terms_stem_fold_and_drop_stop_words():

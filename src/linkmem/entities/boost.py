@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
-from linkmem.extract.base import EntityExtractor
-from linkmem.rank.fusion import best_boosts
+from linkmem.extract.base import EntityExtractor, EntityKind
+from linkmem.rank.fusion import EntityMatch, best_boosts
 from linkmem.store.base import Store
 from linkmem.types import EntityRecord, Scope
 
@@ -22,10 +22,12 @@ def query_entities(query: str, extractor: EntityExtractor, config: RetrievalConf
 @dataclass(frozen=True)
 class EntitySignal:
     """``boosts``: memory id -> (best boost, the stored entity that gave it). ``widen``: the
-    memories that join the candidate pool because a specific entity links them."""
+    memories that join the candidate pool because a specific entity links them. ``matched``:
+    the ids of the stored entities the query matched."""
 
     boosts: dict[str, tuple[float, str]] = field(default_factory=dict)
     widen: set[str] = field(default_factory=set)
+    matched: frozenset[str] = frozenset()
 
 
 def entity_boosts(
@@ -39,8 +41,8 @@ def entity_boosts(
 ) -> EntitySignal:
     """The query's entities matched in the scope's entity collection. Specific entities (at
     most ``entity_pool_max_links`` links) boost and pull in all their memories; hub entities
-    only boost the ``candidates`` other signals found, so their long link lists are never
-    read."""
+    only boost the ``candidates`` other signals found and the memories pulled in, so their
+    long link lists are never read."""
     similarity = _similar_entities(query, scope, store, extractor, embedder, config)
     if not similarity:
         return EntitySignal()
@@ -48,11 +50,11 @@ def entity_boosts(
     specific = [e for e in records if e.link_count <= config.entity_pool_max_links]
     hubs = {e.id: e for e in records if e.link_count > config.entity_pool_max_links}
     linked = store.memories_of_entities([e.id for e in specific])
-    matches = [(e.text, similarity[e.id], e.link_count, linked.get(e.id, [])) for e in specific]
-    widen = {mid for *_, mids in matches for mid in mids}
+    matches = [_match(e, similarity, linked.get(e.id, [])) for e in specific]
+    widen = {mid for m in matches for mid in m.memory_ids}
     if hubs:
-        matches += _hub_matches(store, hubs, similarity, set(candidates) - widen)
-    return EntitySignal(best_boosts(matches, config), widen)
+        matches += _hub_matches(store, hubs, similarity, set(candidates) | widen)
+    return EntitySignal(best_boosts(matches, config), widen, frozenset(similarity))
 
 
 def _similar_entities(
@@ -81,19 +83,22 @@ def _similar_entities(
     return similarity
 
 
+def _match(
+    entity: EntityRecord, similarity: dict[str, float], memory_ids: list[str]
+) -> EntityMatch:
+    proper = entity.kind == EntityKind.PROPER
+    return EntityMatch(entity.text, similarity[entity.id], entity.link_count, memory_ids, proper)
+
+
 def _hub_matches(
     store: Store,
     hubs: dict[str, EntityRecord],
     similarity: dict[str, float],
     candidates: set[str],
-) -> list[tuple[str, float, int, list[str]]]:
+) -> list[EntityMatch]:
     per_hub: dict[str, list[str]] = {eid: [] for eid in hubs}
     for memory_id, entities in store.entities_of_memories(list(candidates)).items():
         for entity in entities:
             if entity.id in per_hub:
                 per_hub[entity.id].append(memory_id)
-    return [
-        (hubs[eid].text, similarity[eid], hubs[eid].link_count, mids)
-        for eid, mids in per_hub.items()
-        if mids
-    ]
+    return [_match(hubs[eid], similarity, mids) for eid, mids in per_hub.items() if mids]

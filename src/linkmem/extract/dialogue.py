@@ -1,13 +1,15 @@
-"""Chat conventions that look like names but are not what a message is about.
+"""Chat conventions around names.
 
 Greetings glued to a name ("Bye Caroline", "Hey Mel") and names used to address the listener
 ("Thanks, Caroline!", "Mel, guess what?") name the person spoken to, not a subject of the
-message; linking them would tie every reply to its addressee.
+message; linking them would tie every reply to its addressee. A speaker label that opens a
+transcript line ("Caroline: I went camping") names who the message is by, which the tagger
+often misses at the start of a text.
 """
 
 from __future__ import annotations
 
-from spacy.tokens import Token
+from spacy.tokens import Doc, Token
 
 #: Words that open a greeting or thanks and are often tagged as part of the following name.
 GREETINGS: frozenset[str] = frozenset(
@@ -16,6 +18,8 @@ GREETINGS: frozenset[str] = frozenset(
     ok okay omg haha lol hmm um sure sorry""".split()
 )
 _CLOSING = {",", "!", "?", ".", ";", ":"}
+#: Words in a speaker label ("Anna Lee:"); longer runs before a colon are prose.
+MAX_LABEL_WORDS = 3
 
 
 def strip_greeting(toks: list[Token]) -> list[Token]:
@@ -46,9 +50,13 @@ def is_vocative(toks: list[Token]) -> bool:
     ):
         return False
     before_comma = doc[before.i - 1] if before.i > 0 else None
-    if before_comma is None or _interjection(before_comma):
-        return True
+    if before_comma is None or _interjection(before_comma) or _exclaims(after):
+        return True  # "That's a great dream, Jon!": an apposition does not end in "!" or "?"
     return before_comma.pos_ not in ("PROPN", "NOUN")  # "Tom, Bob" or "my mom, Linda,"
+
+
+def _exclaims(after: Token | None) -> bool:
+    return after is not None and after.text in ("!", "?")
 
 
 def _listed(comma: Token) -> bool:
@@ -60,3 +68,17 @@ def _listed(comma: Token) -> bool:
 
 def _interjection(tok: Token) -> bool:
     return tok.lower_ in GREETINGS or tok.pos_ == "INTJ"
+
+
+def speaker_label(doc: Doc) -> list[Token]:
+    """The capitalised words before a colon that opens a text with more after it
+    ("Caroline: ...", "Anna Lee: ..."), else nothing."""
+    for colon in range(1, min(MAX_LABEL_WORDS, len(doc) - 2) + 1):
+        if doc[colon].text == ":":
+            label = list(doc[:colon])
+            return label if all(_title_word(t) for t in label) else []
+    return []
+
+
+def _title_word(tok: Token) -> bool:
+    return tok.is_alpha and tok.text[0].isupper()

@@ -76,7 +76,7 @@ GENERIC_SINGLES: frozenset[str] = frozenset(
     feature pros cons examples example todo to-do update updates reminder reminders
     question questions answer answers issue issues important warning info yes no ok okay
     hi hello hey thanks thank please sorry sure great top bottom first last next
-    asap fyi btw imo imho lol tbh tbd eta faq aka diy etc vs n/a
+    asap fyi btw imo imho lol tbh tbd eta faq aka diy etc vs n/a re fw fwd subject edit ps
     inc inc. ltd ltd. llc corp corp. co co. plc gmbh
     """.split()
 )

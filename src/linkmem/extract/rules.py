@@ -1,7 +1,7 @@
 """Candidate entities from a parsed ``Doc`` and its raw text: small, pure functions.
 
-Five sources, best first: spaCy NER, code-like identifiers, capitalised name spans the
-NER missed, quoted text, and topic noun compounds. Each candidate carries its source
+Six sources, best first: spaCy NER and speaker labels, code-like identifiers, capitalised
+name spans the NER missed, quoted text, and topic noun compounds. Each candidate carries its source
 priority (lower wins) and character offsets into the raw text; the extractor resolves
 overlaps (:func:`linkmem.extract.spacy.resolve`).
 """
@@ -17,7 +17,7 @@ from spacy.lang.en.stop_words import STOP_WORDS
 
 from linkmem.extract import lexicon as lx
 from linkmem.extract.base import EntityKind, normalise_key
-from linkmem.extract.dialogue import is_vocative, strip_greeting
+from linkmem.extract.dialogue import is_vocative, speaker_label, strip_greeting
 
 NER, IDENT, NAME, QUOTE, TOPIC = range(5)  # source priorities: lower wins
 
@@ -48,7 +48,7 @@ class Candidate:
 def candidates(doc: Doc, text: str, lemmatize: Lemmatize) -> list[Candidate]:
     """Every candidate from every source, unresolved."""
     named, amounts = _entity_tokens(doc)
-    found = list(ner_candidates(doc))
+    found = list(ner_candidates(doc)) + speaker_candidates(doc)
     found += identifier_candidates(text)
     if not _shouting(doc):  # in ALL-CAPS text capitals say nothing about names
         found += name_candidates(doc, named | amounts)
@@ -152,6 +152,15 @@ def ner_candidates(doc: Doc) -> Iterator[Candidate]:
                 continue
             if toks and _acceptable_name(toks, named=ent.label_ == "PERSON"):
                 yield _make(doc, toks, EntityKind.PROPER, NER)
+
+
+def speaker_candidates(doc: Doc) -> list[Candidate]:
+    """The speaker label of a transcript line ("Caroline: ..."), unless it is a generic
+    heading ("Note:", "User:", "Re:")."""
+    toks = _trim(speaker_label(doc))
+    if not toks or any(is_bad_single(t.text) for t in toks):
+        return []
+    return [_make(doc, toks, EntityKind.PROPER, NER)]
 
 
 def _split_at_conjunction(toks: list[Token]) -> Iterator[list[Token]]:

@@ -7,6 +7,7 @@ results, so a threshold means the same thing for every query.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from linkmem.config import RetrievalConfig
 from linkmem.rank.bm25 import squash
@@ -19,30 +20,51 @@ def link_weight(n_linked: int, decay: float) -> float:
     return 1.0 / (1.0 + decay * (n - 1) ** 2)
 
 
-def entity_boost(similarity: float, n_linked: int, config: RetrievalConfig) -> float:
-    return similarity * config.entity_boost_weight * link_weight(n_linked, config.entity_link_decay)
+@dataclass(frozen=True)
+class EntityMatch:
+    """A stored entity the query matched, and the memories of it that may be boosted."""
+
+    text: str
+    similarity: float
+    n_linked: int
+    memory_ids: Iterable[str]
+    proper: bool = False
+
+
+def entity_boost(match: EntityMatch, config: RetrievalConfig) -> float:
+    """The query names this entity (a proper name matched as itself): every memory linked
+    to it is about it, however many there are. Otherwise the boost fades with link count."""
+    if match.proper and match.similarity >= config.name_match_similarity:
+        return match.similarity * config.name_boost_weight
+    decay = link_weight(match.n_linked, config.entity_link_decay)
+    return match.similarity * config.entity_boost_weight * decay
 
 
 def best_boosts(
-    matches: Iterable[tuple[str, float, int, Iterable[str]]], config: RetrievalConfig
+    matches: Iterable[EntityMatch], config: RetrievalConfig
 ) -> dict[str, tuple[float, str]]:
-    """``(entity_text, similarity, n_linked, memory_ids)`` -> each memory's best boost and the
-    entity that gave it (boosts of several entities do not add up)."""
+    """Each memory's best boost and the entity that gave it (boosts of several entities do
+    not add up)."""
     best: dict[str, tuple[float, str]] = {}
-    for text, similarity, n_linked, memory_ids in matches:
-        boost = entity_boost(similarity, n_linked, config)
-        for memory_id in memory_ids:
+    for match in matches:
+        boost, text = entity_boost(match, config), match.text
+        for memory_id in match.memory_ids:
             if boost > best.get(memory_id, (0.0, ""))[0]:
                 best[memory_id] = (boost, text)
     return best
+
+
+Boost = tuple[float, str | None]
+NO_BOOST: Boost = (0.0, None)
 
 
 def fuse(
     dense: float,
     bm25_raw: float,
     n_query_terms: int,
-    boost: tuple[float, str | None],
+    boost: Boost,
     config: RetrievalConfig,
+    hop: Boost = NO_BOOST,
 ) -> ScoreParts:
     """One result's score parts; ``score`` lies in 0..1."""
     bm25 = squash(
@@ -54,8 +76,8 @@ def fuse(
         config.bm25_steepness,
     )
     base = config.dense_weight * max(0.0, dense) + config.bm25_weight * bm25
-    total = (base + boost[0]) / config.max_score
-    return ScoreParts(dense, bm25_raw, bm25, boost[0], boost[1], min(1.0, total))
+    total = min(1.0, (base + boost[0] + hop[0]) / config.max_score)
+    return ScoreParts(dense, bm25_raw, bm25, boost[0], boost[1], total, hop[0], hop[1])
 
 
 def fuse_all(
@@ -65,8 +87,10 @@ def fuse_all(
     n_query_terms: int,
     boosts: Mapping[str, tuple[float, str]],
     config: RetrievalConfig,
+    hops: Mapping[str, tuple[float, str]] | None = None,
 ) -> list[tuple[str, ScoreParts]]:
     """Score every candidate and sort best first (ties keep a stable id order)."""
+    hops = hops or {}
     scored = [
         (
             mid,
@@ -74,8 +98,9 @@ def fuse_all(
                 dense.get(mid, 0.0),
                 bm25_raw.get(mid, 0.0),
                 n_query_terms,
-                boosts.get(mid, (0.0, None)),
+                boosts.get(mid, NO_BOOST),
                 config,
+                hops.get(mid, NO_BOOST),
             ),
         )
         for mid in sorted(set(candidates))

@@ -1,0 +1,42 @@
+"""Second hop: the rare entities of the best results pull in the other memories naming them.
+
+An answer spread over several memories ("Which movies have both Joanna and Nate seen?") is
+often found by text in one of them; the others share a rare entity with it ("Little Women")
+but not the question's words. Only entities linked to a handful of memories are followed, so
+a hop never drags in a topic half the scope talks about.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from linkmem.config import RetrievalConfig
+from linkmem.store.base import Store
+
+
+def hop_boosts(
+    ranked_ids: Sequence[str],
+    query_matched: Collection[str],
+    store: Store,
+    config: RetrievalConfig,
+) -> dict[str, tuple[float, str]]:
+    """memory id -> (hop boost, the entity followed) for memories sharing a rare entity with
+    one of the ``hop_sources`` best results; entities the query itself matched (already
+    boosted) and the sources themselves are skipped."""
+    sources = list(ranked_ids[: config.hop_sources])
+    if not sources or config.hop_weight <= 0:
+        return {}
+    rare = {
+        entity.id: entity.text
+        for entities in store.entities_of_memories(sources).values()
+        for entity in entities
+        if entity.link_count <= config.hop_max_links and entity.id not in query_matched
+    }
+    if not rare:
+        return {}
+    boosts: dict[str, tuple[float, str]] = {}
+    for entity_id, memory_ids in store.memories_of_entities(list(rare)).items():
+        for memory_id in memory_ids:
+            if memory_id not in sources:
+                boosts.setdefault(memory_id, (config.hop_weight, rare[entity_id]))
+    return boosts
