@@ -60,10 +60,16 @@ class RetrievalConfig:
     #: memory linked to it by similarity * name_boost_weight, with no decay for link count: a
     #: memory that names Max is about Max however many others do. In a conversation the
     #: people talking are such names, linked to half the memories each, so a question about
-    #: one of them prefers what that person said. LoCoMo dev, full system, recall@10 of
-    #: multi-hop / categories 1-4 (hop off): 0.443 / 0.713 without it, 0.464 / 0.731 at 0.25,
-    #: 0.467 / 0.733 at 0.3 and 0.4; at 1.0 single-hop questions start to lose (0.809 vs 0.823).
-    name_boost_weight: float = 0.3
+    #: one of them prefers what that person said. The price is paid by questions that name
+    #: the wrong person (LoCoMo's adversarial category 5): the turn that matches their words
+    #: is the other person's. LoCoMo dev, full system with the hop below, recall@10 of
+    #: multi-hop / 1-4 / adversarial / all: 0.458 / 0.715 / 0.800 / 0.735 at 0, 0.460 /
+    #: 0.729 / 0.770 / 0.739 at 0.05, 0.471 / 0.734 / 0.719 / 0.730 at 0.1, 0.476 / 0.732 /
+    #: 0.650 / 0.713 at 0.2 (a multiplicative form traded the same way). At 0.1 multi-hop
+    #: gains 3 points and 1-4 two for 8 points of adversarial recall; beyond it multi-hop
+    #: barely moves while adversarial keeps falling. Set 0 when users often ask about the
+    #: wrong person.
+    name_boost_weight: float = 0.1
     name_match_similarity: float = 0.9
     #: Memories linked to a query entity join the candidate pool even when dense and keyword
     #: search missed them, unless the entity links more memories than this: a topic's boost
@@ -74,8 +80,8 @@ class RetrievalConfig:
     #: best results pull in the other memories that name them, boosted by ``hop_weight`` on
     #: top of any entity boost. An answer spread over several memories is often found by text
     #: in one; the rest share a name or title with it, not the question's words. LoCoMo dev,
-    #: full system, multi-hop recall@10: 0.467 without, 0.479 with (0.474 at weight 0.12, 0.479
-    #: at 0.3, 0.477 from one source); other categories unchanged within 0.2 points.
+    #: full system, multi-hop recall@10: 0.461 without, 0.471 with (0.468 at weight 0.1, 0.478
+    #: at 0.3, 0.464 with at most 2 links); 1-4 0.730 -> 0.734, adversarial unchanged.
     hop_sources: int = 2
     hop_max_links: int = 3
     hop_weight: float = 0.2

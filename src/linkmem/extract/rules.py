@@ -1,8 +1,8 @@
 """Candidate entities from a parsed ``Doc`` and its raw text: small, pure functions.
 
 Six sources, best first: spaCy NER and speaker labels, code-like identifiers, capitalised
-name spans the NER missed, quoted text, and topic noun compounds. Each candidate carries its source
-priority (lower wins) and character offsets into the raw text; the extractor resolves
+name spans the NER missed, quoted text, and topic noun compounds. Each candidate carries its
+source priority (lower wins) and character offsets into the raw text; the extractor resolves
 overlaps (:func:`linkmem.extract.spacy.resolve`).
 """
 
