@@ -15,7 +15,7 @@ from linkmem.embed.fake import FakeEmbedder
 from linkmem.eval import cli
 from linkmem.eval.locomo import load_locomo, normalise_evidence, normalise_evidence_id, turn_text
 from linkmem.eval.metrics import aggregate, counts, percentile, recall_at_k
-from linkmem.eval.runner import ABLATIONS, run_locomo
+from linkmem.eval.runner import ABLATIONS, add_conversations, run_locomo
 
 SYNTHETIC = Path(__file__).resolve().parents[1] / "data" / "synthetic_conversation_small.json"
 KNOWN = {"D8:6", "D9:17", "D11:26", "D30:5", "D1:1"}
@@ -180,6 +180,23 @@ def test_run_rankings_and_recall_by_hand(result: dict) -> None:
     assert all(x["recall"]["50"] == 1.0 for x in dense["questions"])
     headline = [x["recall"]["10"] for x in dense["questions"] if x["category"] <= 4]
     assert dense["recall"]["1-4"]["10"] == pytest.approx(sum(headline) / len(headline))
+
+
+@pytest.mark.slow
+def test_each_turn_is_linked_to_its_speaker_and_not_to_the_one_addressed(
+    factory, tmp_path: Path
+) -> None:
+    conversation = load_locomo(SYNTHETIC)[0]
+    memory = factory(tmp_path / "links.db")
+    add_conversations(memory, [conversation], lambda _: None)
+    scope = {"user_id": conversation.sample_id}
+    for speaker in conversation.speakers:
+        found = memory.entity_memories(speaker, **scope)
+        assert found["entity"]["kind"] == "PROPER"
+        linked = {m["metadata"]["dia_id"] for m in found["results"]}
+        assert {t.dia_id for t in conversation.turns if t.speaker == speaker} <= linked
+    alice = {m["metadata"]["dia_id"] for m in memory.entity_memories("Alice", **scope)["results"]}
+    assert "D1:2" not in alice  # Bob: "That's wonderful, Alice! What kind of dog is Max?"
 
 
 @pytest.mark.slow

@@ -28,6 +28,8 @@ TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
     # a transcript line's speaker label is the speaker, even where the tagger reads a noun
     ("Caroline: Wow! Did you see that band?", {("Caroline", P)}),
     ("Anna Lee: see you in Paris.", {("Anna Lee", P), ("Paris", P)}),
+    ("Alice: Max is a golden retriever.", {("Alice", P), ("Max", P), ("golden retriever", T)}),
+    ("Alice: Congratulations! Max and I watched it.", {("Alice", P), ("Max", P)}),
     ("Note: buy milk tomorrow.", set()),
     ("Re: our trip to Lisbon", {("Lisbon", P)}),
     ("I met Tom, Bob, and Anna in Paris.", {("Tom", P), ("Bob", P), ("Anna", P), ("Paris", P)}),

@@ -142,11 +142,13 @@ def _trim(toks: list[Token]) -> list[Token]:
 
 
 def ner_candidates(doc: Doc) -> Iterator[Candidate]:
-    """Named entities with a kept label, split at "and"/"or"/commas, trimmed and filtered."""
+    """Named entities with a kept label, split at "and"/"or"/commas and after a speaker
+    label ("Alice: Max" is two names), trimmed and filtered."""
+    label_colon = len(speaker_label(doc)) or None
     for ent in doc.ents:
         if ent.label_ not in lx.KEEP_LABELS:
             continue
-        for part in _split_at_conjunction(list(ent)):
+        for part in _split_at_conjunction(list(ent), label_colon):
             toks = _trim(strip_greeting(part))
             if is_vocative(toks):
                 continue
@@ -163,10 +165,11 @@ def speaker_candidates(doc: Doc) -> list[Candidate]:
     return [_make(doc, toks, EntityKind.PROPER, NER)]
 
 
-def _split_at_conjunction(toks: list[Token]) -> Iterator[list[Token]]:
+def _split_at_conjunction(toks: list[Token], cut_at: int | None) -> Iterator[list[Token]]:
     part: list[Token] = []
     for tok in toks:
-        if tok.text in (",", ";") or (tok.pos_ == "CCONJ" and tok.lower_ in ("and", "or")):
+        conjunction = tok.pos_ == "CCONJ" and tok.lower_ in ("and", "or")
+        if tok.text in (",", ";") or conjunction or tok.i == cut_at:
             yield part
             part = []
         else:
