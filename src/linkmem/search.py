@@ -9,7 +9,7 @@ import numpy as np
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
 from linkmem.entities.boost import EntitySignal, entity_boosts
-from linkmem.entities.hop import hop_boosts
+from linkmem.entities.hop import hop_targets
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import Node
 from linkmem.rank.fusion import fuse_all
@@ -62,7 +62,7 @@ def run_search(
     candidates = set(scores.dense) | set(scores.keyword) | entities.widen
     scored = scores.fuse(candidates, entities.boosts)
     if use_entities:
-        hops = hop_boosts([mid for mid, _ in scored], entities.matched, store, config)
+        hops = hop_targets([mid for mid, _ in scored], entities.matched, store, config)
         if hops:
             scored = scores.fuse(candidates | set(hops), entities.boosts, hops)
     if request.threshold is not None:
@@ -88,7 +88,7 @@ class _Scores:
         self,
         candidates: set[str],
         boosts: dict[str, tuple[float, str]],
-        hops: dict[str, tuple[float, str]] | None = None,
+        hops: dict[str, str] | None = None,
     ) -> list[tuple[str, ScoreParts]]:
         _complete_dense(self.request, self.store, self.vector, candidates, self.dense)
         _complete_keyword(self.request, self.store, self.terms, candidates, self.keyword)

@@ -84,7 +84,7 @@ def test_a_rare_entity_of_the_best_result_pulls_in_its_other_memories(make_memor
     memory.add(
         _lines(
             "Joanna: I watched Dune and loved the desert planet story",
-            "Nate: Dune was great",
+            "Nate: Dune was great, what a planet",
             "Nate: my turtles are hungry",
             "Joanna: the weather is nice",
             "Joanna: the coffee is cold",
@@ -92,16 +92,20 @@ def test_a_rare_entity_of_the_best_result_pulls_in_its_other_memories(make_memor
         ),
         user_id="u",
     )
-    results = memory.search("desert planet story", user_id="u", top_k=6, explain=True)["results"]
-    assert results[0]["memory"].startswith("Joanna: I watched Dune")
+    query = "loved the desert planet story"
+    source = "Joanna: I watched Dune and loved the desert planet story"
+    first = memory.search(query, user_id="u", top_k=1, signals=Signals(entities=False))
+    assert first["results"][0]["memory"] == source
+    results = memory.search(query, user_id="u", top_k=6, explain=True)["results"]
     details = {r["memory"]: r["score_details"] for r in results}
     hop_weight = memory.settings.retrieval.hop_weight
-    assert details["Nate: Dune was great"]["hop_entity"] == "Dune"
-    assert details["Nate: Dune was great"]["hop_boost"] == pytest.approx(hop_weight)
+    nate = details["Nate: Dune was great, what a planet"]
+    assert nate["hop_entity"] == "Dune" and nate["hop_boost"] > 0
+    assert nate["hop_boost"] == pytest.approx(hop_weight * nate["dense"], abs=1e-5)
     # Joanna links 4 memories (more than hop_max_links): not followed; nor is the source
     for text in ("Joanna: the weather is nice", "Nate: my turtles are hungry"):
         assert details[text]["hop_boost"] == 0
-    assert results[0]["score_details"]["hop_boost"] == 0
+    assert details[source]["hop_boost"] == 0
 
 
 def test_no_hop_without_the_entity_signal(make_memory):

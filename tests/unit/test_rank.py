@@ -59,14 +59,19 @@ def test_fuse_divides_by_a_fixed_total():
     parts = fuse(0.8, 0.0, 2, (0.25, "Max"), config)
     assert parts.score == pytest.approx((0.8 * config.dense_weight + 0.25) / config.max_score)
     assert fuse(-0.3, 0.0, 2, (0.0, None), config).score == 0.0
-    hopped = fuse(0.8, 0.0, 2, (0.25, "Max"), config, (0.2, "Little Women"))
-    assert hopped.score == pytest.approx((0.8 + 0.25 + 0.2) / config.max_score)
-    assert (hopped.hop_boost, hopped.hop_entity) == (0.2, "Little Women")
+
+
+def test_a_hop_amplifies_the_cosine():
+    config = RetrievalConfig(hop_weight=0.5)
+    hopped = fuse(0.8, 0.0, 2, (0.25, "Max"), config, "Little Women")
+    assert hopped.score == pytest.approx((0.8 + 0.25 + 0.5 * 0.8) / config.max_score)
+    assert (hopped.hop_boost, hopped.hop_entity) == (pytest.approx(0.4), "Little Women")
+    assert fuse(-0.2, 5.0, 2, (0.0, None), config, "Little Women").hop_boost == 0.0
 
 
 def test_the_highest_possible_score_is_one():
     config = RetrievalConfig()
-    top = fuse(1.0, 1e6, 1, (config.name_boost_weight, "Max"), config, (config.hop_weight, "x"))
+    top = fuse(1.0, 1e6, 1, (config.name_boost_weight, "Max"), config, "Little Women")
     assert top.score == pytest.approx(1.0)
 
 

@@ -14,15 +14,15 @@ from linkmem.config import RetrievalConfig
 from linkmem.store.base import Store
 
 
-def hop_boosts(
+def hop_targets(
     ranked_ids: Sequence[str],
     query_matched: Collection[str],
     store: Store,
     config: RetrievalConfig,
-) -> dict[str, tuple[float, str]]:
-    """memory id -> (hop boost, the entity followed) for memories sharing a rare entity with
-    one of the ``hop_sources`` best results; entities the query itself matched (already
-    boosted) and the sources themselves are skipped."""
+) -> dict[str, str]:
+    """memory id -> the entity followed, for memories sharing a rare entity with one of the
+    ``hop_sources`` best results; entities the query itself matched (already boosted) and
+    the sources themselves are skipped. The boost is the fusion's (it needs the cosine)."""
     sources = list(ranked_ids[: config.hop_sources])
     if not sources or config.hop_weight <= 0:
         return {}
@@ -34,9 +34,9 @@ def hop_boosts(
     }
     if not rare:
         return {}
-    boosts: dict[str, tuple[float, str]] = {}
+    reached: dict[str, str] = {}
     for entity_id, memory_ids in store.memories_of_entities(list(rare)).items():
         for memory_id in memory_ids:
             if memory_id not in sources:
-                boosts.setdefault(memory_id, (config.hop_weight, rare[entity_id]))
-    return boosts
+                reached.setdefault(memory_id, rare[entity_id])
+    return reached

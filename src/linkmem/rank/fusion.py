@@ -1,7 +1,8 @@
 """Fusion of the dense, keyword and entity signals into one score per result.
 
-Each result's score depends only on its own signals and fixed constants, never on the other
-results, so a threshold means the same thing for every query.
+Each result's score depends only on its own signals and fixed constants, never on how the
+other results scored, so a threshold means the same thing for every query. The one link to
+other results is the entity hop: whether a memory is reached from the best results' entities.
 """
 
 from __future__ import annotations
@@ -64,9 +65,11 @@ def fuse(
     n_query_terms: int,
     boost: Boost,
     config: RetrievalConfig,
-    hop: Boost = NO_BOOST,
+    hop_entity: str | None = None,
 ) -> ScoreParts:
-    """One result's score parts; ``score`` lies in 0..1."""
+    """One result's score parts; ``score`` lies in 0..1. A memory reached by the entity hop
+    (``hop_entity``) gains ``hop_weight`` times its cosine: a hop amplifies a memory that
+    looks like the question, it does not promote one that does not."""
     bm25 = squash(
         bm25_raw,
         n_query_terms,
@@ -75,9 +78,11 @@ def fuse(
         config.bm25_midpoint_cap,
         config.bm25_steepness,
     )
-    base = config.dense_weight * max(0.0, dense) + config.bm25_weight * bm25
-    total = min(1.0, (base + boost[0] + hop[0]) / config.max_score)
-    return ScoreParts(dense, bm25_raw, bm25, boost[0], boost[1], total, hop[0], hop[1])
+    cosine = max(0.0, dense)
+    base = config.dense_weight * cosine + config.bm25_weight * bm25
+    hop = config.hop_weight * cosine if hop_entity else 0.0
+    total = min(1.0, (base + boost[0] + hop) / config.max_score)
+    return ScoreParts(dense, bm25_raw, bm25, boost[0], boost[1], total, hop, hop_entity)
 
 
 def fuse_all(
@@ -87,9 +92,10 @@ def fuse_all(
     n_query_terms: int,
     boosts: Mapping[str, tuple[float, str]],
     config: RetrievalConfig,
-    hops: Mapping[str, tuple[float, str]] | None = None,
+    hops: Mapping[str, str] | None = None,
 ) -> list[tuple[str, ScoreParts]]:
-    """Score every candidate and sort best first (ties keep a stable id order)."""
+    """Score every candidate and sort best first (ties keep a stable id order). ``hops``:
+    memory id -> the entity the hop followed to it."""
     hops = hops or {}
     scored = [
         (
@@ -100,7 +106,7 @@ def fuse_all(
                 n_query_terms,
                 boosts.get(mid, NO_BOOST),
                 config,
-                hops.get(mid, NO_BOOST),
+                hops.get(mid),
             ),
         )
         for mid in sorted(set(candidates))
