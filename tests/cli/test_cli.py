@@ -43,7 +43,17 @@ def test_human_output_shows_the_memory():
     out = run("list", "-u", "alice").stdout
     assert memory["id"] in out and "Emma lives in Lisbon" in out
     explained = run("search", "Where does Emma live?", "-u", "alice", "--explain").stdout
-    assert "Emma" in explained and "boost" in explained and "hop" in explained
+    assert "Emma" in explained and "boost" in explained and "via" not in explained
+
+
+def test_explain_shows_the_entity_hop():
+    add("Joanna: I watched Dune and loved the desert planet story")
+    add("Priya: I loved the desert planet story in class")
+    add("Nate: Dune was great, what a planet")
+    query = ("search", "loved the desert planet story", "-u", "alice", "--explain")
+    hits = {h["memory"]: h["score_details"] for h in data(*query)["results"]}
+    assert hits["Nate: Dune was great, what a planet"]["hop_entity"] == "Dune"
+    assert "via" in run(*query).stdout
 
 
 def test_search_explain_has_score_parts():

@@ -107,9 +107,10 @@ def hits(result: Row, explain: bool = False, title: str | None = None) -> None:
             ("bm25", {"justify": "right"}),
             ("boost", {"justify": "right"}),
             ("entity", {"style": "magenta"}),
-            ("hop", {"justify": "right"}),
-            ("via", {"style": "magenta"}),
         ]
+    hopped = explain and any(r.get("score_details", {}).get("hop_entity") for r in rows)
+    if hopped:
+        columns += [("hop", {"justify": "right"}), ("via", {"style": "magenta"})]
     columns.append(("memory", {}))
     if not explain:  # with the score columns there is no room for ids; --json has them
         columns.append(("id", {"style": "cyan", "no_wrap": True}))
@@ -123,9 +124,9 @@ def hits(result: Row, explain: bool = False, title: str | None = None) -> None:
                 f"{d.get('bm25', 0):.3f}",
                 _boost(d.get("entity_boost", 0)),
                 d.get("entity") or "",
-                _boost(d.get("hop_boost", 0)),
-                d.get("hop_entity") or "",
             ]
+            if hopped:
+                cells += [_boost(d.get("hop_boost", 0)), d.get("hop_entity") or ""]
         cells.append(Text(r["memory"]))
         if not explain:
             cells.append(r["id"])
