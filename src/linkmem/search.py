@@ -8,7 +8,7 @@ import numpy as np
 
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
-from linkmem.entities.boost import EntitySignal, entity_boosts
+from linkmem.entities.boost import EntitySignal, entity_boosts, query_entities
 from linkmem.entities.hop import hop_targets
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import Node
@@ -47,18 +47,20 @@ def run_search(
     config: RetrievalConfig,
 ) -> list[Hit]:
     pool = max(config.pool_factor * request.top_k, config.pool_min)
-    vector = embedder.embed_batch([request.query])[0]
+    use_entities = request.signals.entities and extractor is not None
+    entity_texts = []
+    if use_entities and extractor is not None:
+        entity_texts = query_entities(request.query, extractor, config)
+    vectors = embedder.embed_batch([request.query, *entity_texts])  # one model call
+    vector = vectors[0]
     terms = query_terms(request.query)
     scores = _Scores(request, store, vector, terms, config)
     scores.dense.update(_dense(request, store, vector, pool))
     scores.keyword.update(_keyword(request, store, terms, pool))
     entities = EntitySignal()
-    use_entities = request.signals.entities and extractor is not None
     if use_entities:
         found = {*scores.dense, *scores.keyword}
-        entities = entity_boosts(
-            request.query, request.scope, store, extractor, embedder, config, found
-        )
+        entities = entity_boosts(vectors[1:], request.scope, store, config, found)
     candidates = set(scores.dense) | set(scores.keyword) | entities.widen
     scored = scores.fuse(candidates, entities.boosts)
     if use_entities:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from linkmem.config import RetrievalConfig
-from linkmem.embed.base import Embedder
 from linkmem.extract.base import EntityExtractor, EntityKind
 from linkmem.rank.fusion import EntityMatch, best_boosts
 from linkmem.store.base import Store
@@ -31,19 +32,17 @@ class EntitySignal:
 
 
 def entity_boosts(
-    query: str,
+    entity_vectors: np.ndarray,
     scope: Scope,
     store: Store,
-    extractor: EntityExtractor,
-    embedder: Embedder,
     config: RetrievalConfig,
     candidates: Iterable[str] = (),
 ) -> EntitySignal:
-    """The query's entities matched in the scope's entity collection. Specific entities (at
-    most ``entity_pool_max_links`` links) boost and pull in all their memories; hub entities
-    only boost the ``candidates`` other signals found and the memories pulled in, so their
-    long link lists are never read."""
-    similarity = _similar_entities(query, scope, store, extractor, embedder, config)
+    """The query's entities (``entity_vectors``, one row each) matched in the scope's entity
+    collection. Specific entities (at most ``entity_pool_max_links`` links) boost and pull in
+    all their memories; hub entities only boost the ``candidates`` other signals found and
+    the memories pulled in, so their long link lists are never read."""
+    similarity = _similar_entities(entity_vectors, scope, store, config)
     if not similarity:
         return EntitySignal()
     records = store.get_entities(list(similarity))
@@ -58,20 +57,14 @@ def entity_boosts(
 
 
 def _similar_entities(
-    query: str,
-    scope: Scope,
-    store: Store,
-    extractor: EntityExtractor,
-    embedder: Embedder,
-    config: RetrievalConfig,
+    entity_vectors: np.ndarray, scope: Scope, store: Store, config: RetrievalConfig
 ) -> dict[str, float]:
     """entity id -> its best similarity to any of the query's entities."""
-    texts = query_entities(query, extractor, config)
-    if not texts:
+    if not len(entity_vectors):
         return {}
     hits = store.nearest_entities(
         scope,
-        embedder.embed_batch(texts),
+        entity_vectors,
         config.entity_search_k,
         config.entity_search_min_similarity,
         False,
