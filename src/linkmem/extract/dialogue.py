@@ -2,14 +2,12 @@
 
 Greetings glued to a name ("Bye Caroline", "Hey Mel") and names used to address the listener
 ("Thanks, Caroline!", "Mel, guess what?") name the person spoken to, not a subject of the
-message; linking them would tie every reply to its addressee. A speaker label that opens a
-transcript line ("Caroline: I went camping") names who the message is by, which the tagger
-often misses at the start of a text.
+message; linking them would tie every reply to its addressee.
 """
 
 from __future__ import annotations
 
-from spacy.tokens import Doc, Token
+from spacy.tokens import Token
 
 #: Words that open a greeting or thanks and are often tagged as part of the following name.
 GREETINGS: frozenset[str] = frozenset(
@@ -17,9 +15,13 @@ GREETINGS: frozenset[str] = frozenset(
     cheers dear yo welcome morning evening aw aww wow woah whoa oh ooh yay yeah yes yep yup
     ok okay omg haha lol hmm um sure sorry""".split()
 )
+#: Words that open a chat reply and that the tagger often takes for a name when they stand
+#: alone at the start of a sentence ("Glad you came!", "Cool, see you then").
+REPLY_OPENERS: frozenset[str] = GREETINGS | frozenset(
+    """glad cool awesome nice great amazing wonderful lovely definitely absolutely totally
+    agreed wanna gonna gotta oof woohoo yikes phew""".split()
+)
 _CLOSING = {",", "!", "?", ".", ";", ":"}
-#: Words in a speaker label ("Anna Lee:"); longer runs before a colon are prose.
-MAX_LABEL_WORDS = 3
 
 
 def strip_greeting(toks: list[Token]) -> list[Token]:
@@ -28,6 +30,11 @@ def strip_greeting(toks: list[Token]) -> list[Token]:
     while toks and (toks[0].lower_ in GREETINGS or toks[0].text == ","):
         toks = toks[1:]
     return toks
+
+
+def is_reply_opener(toks: list[Token], sentence_initial: bool) -> bool:
+    """One word like "Glad" or "Cool" opening a sentence: chat, not a name."""
+    return len(toks) == 1 and sentence_initial and toks[0].lower_ in REPLY_OPENERS
 
 
 def is_vocative(toks: list[Token]) -> bool:
@@ -68,17 +75,3 @@ def _listed(comma: Token) -> bool:
 
 def _interjection(tok: Token) -> bool:
     return tok.lower_ in GREETINGS or tok.pos_ == "INTJ"
-
-
-def speaker_label(doc: Doc) -> list[Token]:
-    """The capitalised words before a colon that opens a text with more after it
-    ("Caroline: ...", "Anna Lee: ..."), else nothing."""
-    for colon in range(1, min(MAX_LABEL_WORDS, len(doc) - 2) + 1):
-        if doc[colon].text == ":":
-            label = list(doc[:colon])
-            return label if all(_title_word(t) for t in label) else []
-    return []
-
-
-def _title_word(tok: Token) -> bool:
-    return tok.is_alpha and tok.text[0].isupper()

@@ -1,9 +1,10 @@
 """Candidate entities from a parsed ``Doc`` and its raw text: small, pure functions.
 
-Six sources, best first: spaCy NER and speaker labels, code-like identifiers, capitalised
-name spans the NER missed, quoted text, and topic noun compounds. Each candidate carries its
-source priority (lower wins) and character offsets into the raw text; the extractor resolves
-overlaps (:func:`linkmem.extract.spacy.resolve`).
+Five sources, best first: spaCy NER, code-like identifiers, capitalised name spans the
+NER missed, quoted text, and topic noun compounds. Each candidate carries its source
+priority (lower wins) and character offsets into the raw text; the extractor resolves
+overlaps (:func:`linkmem.extract.spacy.resolve`). A transcript line's speaker label is split
+off before parsing (:func:`split_speaker`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from spacy.lang.en.stop_words import STOP_WORDS
 
 from linkmem.extract import lexicon as lx
 from linkmem.extract.base import EntityKind, normalise_key
-from linkmem.extract.dialogue import is_vocative, speaker_label, strip_greeting
+from linkmem.extract.dialogue import is_reply_opener, is_vocative, strip_greeting
 
 NER, IDENT, NAME, QUOTE, TOPIC = range(5)  # source priorities: lower wins
 
@@ -48,7 +49,7 @@ class Candidate:
 def candidates(doc: Doc, text: str, lemmatize: Lemmatize) -> list[Candidate]:
     """Every candidate from every source, unresolved."""
     named, amounts = _entity_tokens(doc)
-    found = list(ner_candidates(doc)) + speaker_candidates(doc)
+    found = list(ner_candidates(doc))
     found += identifier_candidates(text)
     if not _shouting(doc):  # in ALL-CAPS text capitals say nothing about names
         found += name_candidates(doc, named | amounts)
@@ -83,6 +84,23 @@ def _name_in_amount(tok: Token, numeric: bool) -> bool:
     if not _is_name_like(tok) or tok.lower_ in lx.CALENDAR_WORDS or lx.PERIOD_TOKEN.match(tok.text):
         return False
     return numeric or _inner_caps(tok.text)
+
+
+# ---------------------------------------------------------------- speaker labels
+_SPEAKER = re.compile(r"([A-Z][A-Za-z'’.-]*(?: [A-Z][A-Za-z'’.-]*){0,2}):[ \t]+(?=\S)")
+
+
+def split_speaker(text: str) -> tuple[Candidate | None, int]:
+    """The speaker label of a transcript line ("Caroline: I went camping") as a PROPER
+    candidate, and where the message after it starts. The message is parsed on its own: with
+    the label in front the tagger reads the name as a noun and the message's first word as a
+    name ("Caroline: Glad you came"). Generic headings ("Note:", "User:", "Re:") are not
+    speakers."""
+    match = _SPEAKER.match(text)
+    if match is None or any(is_bad_single(w.rstrip(".")) for w in match.group(1).split()):
+        return None, 0
+    label = match.group(1)
+    return Candidate(label, EntityKind.PROPER, NER, 0, len(label)), match.end()
 
 
 # ---------------------------------------------------------------- shared filters
@@ -142,34 +160,22 @@ def _trim(toks: list[Token]) -> list[Token]:
 
 
 def ner_candidates(doc: Doc) -> Iterator[Candidate]:
-    """Named entities with a kept label, split at "and"/"or"/commas and after a speaker
-    label ("Alice: Max" is two names), trimmed and filtered."""
-    label_colon = len(speaker_label(doc)) or None
+    """Named entities with a kept label, split at "and"/"or"/commas, trimmed and filtered."""
     for ent in doc.ents:
         if ent.label_ not in lx.KEEP_LABELS:
             continue
-        for part in _split_at_conjunction(list(ent), label_colon):
+        for part in _split_at_conjunction(list(ent)):
             toks = _trim(strip_greeting(part))
-            if is_vocative(toks):
+            if is_vocative(toks) or _reply_opener(toks):
                 continue
             if toks and _acceptable_name(toks, named=ent.label_ == "PERSON"):
                 yield _make(doc, toks, EntityKind.PROPER, NER)
 
 
-def speaker_candidates(doc: Doc) -> list[Candidate]:
-    """The speaker label of a transcript line ("Caroline: ..."), unless it is a generic
-    heading ("Note:", "User:", "Re:")."""
-    toks = _trim(speaker_label(doc))
-    if not toks or any(is_bad_single(t.text) for t in toks):
-        return []
-    return [_make(doc, toks, EntityKind.PROPER, NER)]
-
-
-def _split_at_conjunction(toks: list[Token], cut_at: int | None) -> Iterator[list[Token]]:
+def _split_at_conjunction(toks: list[Token]) -> Iterator[list[Token]]:
     part: list[Token] = []
     for tok in toks:
-        conjunction = tok.pos_ == "CCONJ" and tok.lower_ in ("and", "or")
-        if tok.text in (",", ";") or conjunction or tok.i == cut_at:
+        if tok.text in (",", ";") or (tok.pos_ == "CCONJ" and tok.lower_ in ("and", "or")):
             yield part
             part = []
         else:
@@ -221,7 +227,9 @@ def name_candidates(doc: Doc, blocked: set[int]) -> Iterator[Candidate]:
     """Runs of capitalised name-like tokens outside any NER entity ("MacBook Pro")."""
     for run in _name_runs(doc, blocked):
         toks = _trim(strip_greeting(run))
-        if not toks or is_vocative(toks) or is_noise(" ".join(t.text for t in toks)):
+        if not toks or is_vocative(toks) or _reply_opener(toks):
+            continue
+        if is_noise(" ".join(t.text for t in toks)):
             continue
         if len(toks) > 1 or _acceptable_single_name(toks[0]):
             yield _make(doc, toks, EntityKind.PROPER, NAME)
@@ -276,6 +284,10 @@ def _is_name_like(tok: Token) -> bool:
 def _capitalised_mid_sentence(tok: Token) -> bool:
     """A capitalised word in a nominal role away from a sentence start ("met Will")."""
     return tok.dep_ in lx.NOMINAL_DEPS and not _sentence_initial(tok)
+
+
+def _reply_opener(toks: list[Token]) -> bool:
+    return bool(toks) and is_reply_opener(toks, _sentence_initial(toks[0]))
 
 
 def _sentence_initial(tok: Token) -> bool:

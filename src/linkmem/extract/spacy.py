@@ -8,7 +8,15 @@ from linkmem.errors import ConfigError
 from linkmem.extract.base import EntityKind, ExtractedEntity, normalise_key
 from linkmem.extract.lexicon import LEADING_STRIP
 from linkmem.extract.pipeline import lemmatizer_for, load_pipeline, pipeline_info, run_lock
-from linkmem.extract.rules import IDENT, NER, QUOTE, Candidate, candidates, overlaps
+from linkmem.extract.rules import (
+    IDENT,
+    NER,
+    QUOTE,
+    Candidate,
+    candidates,
+    overlaps,
+    split_speaker,
+)
 
 
 class SpacyEntityExtractor:
@@ -50,10 +58,14 @@ class SpacyEntityExtractor:
         todo = [(i, t[: self._nlp.max_length]) for i, t in enumerate(texts) if t and t.strip()]
         if not todo:
             return results
+        speakers = [split_speaker(t) for _, t in todo]
+        bodies = [t[start:] for (_, t), (_, start) in zip(todo, speakers, strict=True)]
         with self._lock:  # one pipeline, shared by every extractor in the process
-            docs = list(self._nlp.pipe([t for _, t in todo], batch_size=self.batch_size))
-        for (i, text), doc in zip(todo, docs, strict=True):
-            found = resolve(candidates(doc, text, self._lemmatize))
+            docs = list(self._nlp.pipe(bodies, batch_size=self.batch_size))
+        for (i, _), (speaker, _), body, doc in zip(todo, speakers, bodies, docs, strict=True):
+            found = resolve(candidates(doc, body, self._lemmatize))
+            if speaker is not None:
+                found = [speaker, *(c for c in found if c.key != speaker.key)]
             results[i] = [ExtractedEntity(c.text, c.kind) for c in self._cap(found)]
         return results
 
