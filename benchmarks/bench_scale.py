@@ -49,6 +49,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import bench_core  # the script's own folder is on sys.path
 import numpy as np
 
 from linkmem import Memory
@@ -150,14 +151,7 @@ THINGS = [
     "a language exchange",
 ]
 VERBS = [
-    "talked about",
-    "bought",
-    "fixed",
-    "wants to try",
-    "finished",
-    "is worried about",
-    "recommended",
-    "borrowed",
+    *bench_core.VERBS,
     "cancelled",
     "planned",
     "forgot about",

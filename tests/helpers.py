@@ -1,9 +1,11 @@
-"""Test doubles that are not the system under test: a tiny rule-based entity extractor."""
+"""Test doubles that are not the system under test (a tiny rule-based entity extractor), and a
+writer process for the concurrency tests."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from linkmem.extract.base import EntityKind, ExtractedEntity
 
@@ -31,3 +33,18 @@ class CapitalisedWordsExtractor:
                     found.setdefault(entity.key, entity)
             out.append(list(found.values()))
         return out
+
+
+def add_notes_from_process(settings: dict[str, Any], worker: int, start: Any) -> None:
+    """A writer process: waits for ``start``, then adds 8 memories naming the same entities
+    to scope ``team`` of the store ``settings`` open."""
+    from linkmem import Memory
+    from linkmem.embed.fake import FakeEmbedder
+
+    start.wait(30)
+    memory = Memory(embedder=FakeEmbedder(), extractor=CapitalisedWordsExtractor(), **settings)
+    try:
+        for i in range(8):
+            memory.add(f"Worker {worker} note {i}: we met Ana Lopez in Paris", user_id="team")
+    finally:
+        memory.close()

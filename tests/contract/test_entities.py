@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from helpers import add_notes_from_process
 
 from linkmem import InvalidInput, NotFound
 from linkmem.types import Scope
@@ -140,21 +141,6 @@ def test_concurrent_adds_never_lose_a_link_or_duplicate(memory):
     assert memory.store.count_memories(Scope(user_id="u")) == 60
 
 
-def _add_from_process(settings: dict, worker: int, start) -> None:
-    from helpers import CapitalisedWordsExtractor
-
-    from linkmem import Memory
-    from linkmem.embed.fake import FakeEmbedder
-
-    start.wait(30)
-    memory = Memory(embedder=FakeEmbedder(), extractor=CapitalisedWordsExtractor(), **settings)
-    try:
-        for i in range(8):
-            memory.add(f"Worker {worker} note {i}: we met Ana Lopez in Paris", user_id="team")
-    finally:
-        memory.close()
-
-
 def test_processes_adding_the_same_entity_make_one_row_and_keep_every_link(
     make_memory, backend_settings
 ):
@@ -164,7 +150,8 @@ def test_processes_adding_the_same_entity_make_one_row_and_keep_every_link(
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Event()
     workers = [
-        ctx.Process(target=_add_from_process, args=(backend_settings, w, start)) for w in range(4)
+        ctx.Process(target=add_notes_from_process, args=(backend_settings, w, start))
+        for w in range(4)
     ]
     for process in workers:
         process.start()

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import psycopg
 import pytest
-from helpers import CapitalisedWordsExtractor
+from helpers import CapitalisedWordsExtractor, add_notes_from_process
 
 from linkmem import BackendUnavailable, InvalidInput, Memory, MigrationError, StoreError
 from linkmem.embed.fake import FakeEmbedder
@@ -297,28 +297,13 @@ def test_sql_filters_match_the_python_reference(make_store, spec):
 
 
 # concurrency ----------------------------------------------------------------------------------
-def _add_in_process(dsn: str, collection: str, worker: int, start: object) -> None:
-    start.wait(30)  # type: ignore[attr-defined]
-    memory = Memory(
-        store="postgres",
-        postgres={"dsn": dsn},
-        collection=collection,
-        embedder=FakeEmbedder(),
-        extractor=CapitalisedWordsExtractor(),
-    )
-    try:
-        for i in range(8):
-            memory.add(f"Worker {worker} note {i}: we met Ana Lopez in Paris", user_id="team")
-    finally:
-        memory.close()
-
-
 def test_processes_adding_the_same_entity_make_one_row_and_keep_every_link(pg_dsn):
     collection = collection_name()
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Event()
+    settings = {"store": "postgres", "postgres": {"dsn": pg_dsn}, "collection": collection}
     workers = [
-        ctx.Process(target=_add_in_process, args=(pg_dsn, collection, w, start)) for w in range(4)
+        ctx.Process(target=add_notes_from_process, args=(settings, w, start)) for w in range(4)
     ]
     for p in workers:
         p.start()

@@ -32,11 +32,6 @@ def strip_greeting(toks: list[Token]) -> list[Token]:
     return toks
 
 
-def is_reply_opener(toks: list[Token], sentence_initial: bool) -> bool:
-    """One word like "Glad" or "Cool" opening a sentence: chat, not a name."""
-    return len(toks) == 1 and sentence_initial and toks[0].lower_ in REPLY_OPENERS
-
-
 def is_vocative(toks: list[Token]) -> bool:
     """A name that addresses the listener: "Bye Caroline.", "Thanks, Mel!", "It was amazing,
     Caroline.", "Caroline, that's great!". Names in lists ("Tom, Bob and Anna") are not."""

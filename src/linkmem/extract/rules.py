@@ -18,7 +18,7 @@ from spacy.lang.en.stop_words import STOP_WORDS
 
 from linkmem.extract import lexicon as lx
 from linkmem.extract.base import EntityKind, normalise_key
-from linkmem.extract.dialogue import is_reply_opener, is_vocative, strip_greeting
+from linkmem.extract.dialogue import REPLY_OPENERS, is_vocative, strip_greeting
 
 NER, IDENT, NAME, QUOTE, TOPIC = range(5)  # source priorities: lower wins
 
@@ -287,7 +287,8 @@ def _capitalised_mid_sentence(tok: Token) -> bool:
 
 
 def _reply_opener(toks: list[Token]) -> bool:
-    return bool(toks) and is_reply_opener(toks, _sentence_initial(toks[0]))
+    """One word like "Glad" or "Cool" opening a sentence: chat, not a name."""
+    return len(toks) == 1 and toks[0].lower_ in REPLY_OPENERS and _sentence_initial(toks[0])
 
 
 def _sentence_initial(tok: Token) -> bool:
