@@ -77,19 +77,21 @@ def test_writes_from_another_connection_are_seen(two_handles):
 def test_matrix_cache_is_bounded_and_evicts_the_least_recently_used():
     import numpy as np
 
-    from linkmem.store.vectors import MatrixCache, encode
+    from linkmem.store.vectors import LoadedScope, MatrixCache, encode
 
     loads = []
 
     def loader(scope_id):
         loads.append(scope_id)
-        return [1, 2], [f"{scope_id}a", f"{scope_id}b"], [encode(np.ones(4))] * 2
+        return LoadedScope(0, [1, 2], [f"{scope_id}a", f"{scope_id}b"], [encode(np.ones(4))] * 2)
 
-    cache = MatrixCache(4, loader, max_rows=4)
+    one_entry = 2 * 4 * 4 + 2 * 8 + 2 * 64  # matrix, row keys, ids
+    cache = MatrixCache(4, loader, max_bytes=2 * one_entry)
     cache.get(1, 0)
     cache.get(2, 0)
     cache.get(1, 0)  # 1 is now the most recently used
-    cache.get(3, 0)  # over 4 rows: scope 2 goes
+    assert cache.nbytes == 2 * one_entry
+    cache.get(3, 0)  # over the bound: scope 2 goes
     cache.get(1, 0)
     cache.get(2, 0)
     assert loads == [1, 2, 3, 2]

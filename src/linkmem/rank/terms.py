@@ -6,6 +6,7 @@ Both backends index and query the same terms, so BM25 behaves the same on each.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -27,12 +28,17 @@ STOP_WORDS = frozenset(
     ve y also im""".split()
 )
 
-_stemmer = snowballstemmer.stemmer("english")
+# A snowball stemmer keeps its working word in the instance: two threads sharing one stem each
+# other's words. Each thread gets its own; the cache in front of them is thread-safe.
+_stemmers = threading.local()
 
 
 @lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
-    return _stemmer.stemWord(word)
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(word)
 
 
 def _fold(text: str) -> str:

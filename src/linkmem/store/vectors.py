@@ -37,47 +37,78 @@ class ScopeMatrix:
         return self._rows
 
 
-#: Loads one scope: ``(rowids, ids, vector blobs)``.
-Loader = Callable[[int], tuple[list[int], list[str], list[bytes]]]
+@dataclass(frozen=True)
+class LoadedScope:
+    """One scope's rows as a loader read them, with the version they are at. ``committed`` is
+    False when they were read inside an open write transaction (they may still roll back)."""
+
+    version: int
+    rowids: list[int]
+    ids: list[str]
+    blobs: list[bytes]
+    committed: bool = True
+
+
+#: Loads one scope's version and rows from one consistent snapshot.
+Loader = Callable[[int], LoadedScope]
+
+#: Matrix bytes kept per cache by default: 256 MiB (about 170k vectors of 384 dims).
+DEFAULT_CACHE_BYTES = 256 * 2**20
 
 
 class MatrixCache:
     """Per-scope matrices, reloaded only when the scope's version in the store moved on.
 
-    Bounded: past ``max_rows`` vectors the least recently used scopes are dropped (they reload
-    on their next use), so a process that touches thousands of scopes keeps a fixed footprint
-    (300k rows x 384 dims is about 460 MB).
+    Bounded by bytes: past ``max_bytes`` the least recently used scopes are dropped (they
+    reload on their next use), so a process that touches thousands of scopes keeps a fixed
+    footprint.
+
+    Locking: the cache's lock is a leaf. It is never held while loading from the store or
+    while taking any other lock, so a store may call ``extend`` while it holds its own
+    connection lock and a reader may hold the cache's lock without ever waiting on the store.
     """
 
-    def __init__(self, dim: int, loader: Loader, max_rows: int = 300_000) -> None:
+    def __init__(self, dim: int, loader: Loader, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
         self._dim = dim
         self._loader = loader
-        self._max_rows = max_rows
+        self._max_bytes = max_bytes
         self._entries: OrderedDict[int, ScopeMatrix] = OrderedDict()
-        self._rows = 0
+        self._bytes = 0
         self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the cached matrices and row keys (what ``max_bytes`` bounds)."""
+        return self._bytes
 
     def _store(self, scope_id: int, entry: ScopeMatrix) -> None:
         previous = self._entries.pop(scope_id, None)
-        self._rows += len(entry.ids) - (len(previous.ids) if previous else 0)
+        self._bytes += _entry_bytes(entry) - (_entry_bytes(previous) if previous else 0)
         self._entries[scope_id] = entry
-        while self._rows > self._max_rows and len(self._entries) > 1:
+        while self._bytes > self._max_bytes and len(self._entries) > 1:
             _, dropped = self._entries.popitem(last=False)
-            self._rows -= len(dropped.ids)
+            self._bytes -= _entry_bytes(dropped)
 
     def get(self, scope_id: int, version: int) -> ScopeMatrix:
+        """The scope's matrix at ``version`` or newer."""
         with self._lock:
             entry = self._entries.get(scope_id)
-            if entry is None or entry.version != version:
-                rowids, ids, blobs = self._loader(scope_id)
-                entry = ScopeMatrix(
-                    version,
-                    np.asarray(rowids, dtype=np.int64),
-                    ids,
-                    decode_many(blobs, self._dim),
-                )
-            self._store(scope_id, entry)
-            return entry
+            if entry is not None and entry.version >= version:
+                self._entries.move_to_end(scope_id)
+                return entry
+        loaded = self._loader(scope_id)  # outside the lock: the loader takes the store's lock
+        entry = ScopeMatrix(
+            loaded.version,
+            np.asarray(loaded.rowids, dtype=np.int64),
+            loaded.ids,
+            decode_many(loaded.blobs, self._dim),
+        )
+        if loaded.committed:
+            with self._lock:
+                current = self._entries.get(scope_id)
+                if current is None or current.version < entry.version:
+                    self._store(scope_id, entry)
+        return entry
 
     def extend(
         self,
@@ -106,7 +137,12 @@ class MatrixCache:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
-            self._rows = 0
+            self._bytes = 0
+
+
+def _entry_bytes(entry: ScopeMatrix) -> int:
+    # ~60 bytes per public id string plus its list slot; the matrix and row keys exactly.
+    return entry.matrix.nbytes + entry.rowids.nbytes + 64 * len(entry.ids)
 
 
 def _gather(

@@ -11,6 +11,7 @@ from typing import Any
 
 from linkmem.errors import ConfigError, StoreError
 from linkmem.store.sqlite.driver import sqlite3
+from linkmem.store.sqlite.schema import open_database
 
 _COLLECTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
 
@@ -26,27 +27,23 @@ def check_collection(name: str) -> str:
 
 class Connection:
     """Serialises access to one connection. ``BEGIN IMMEDIATE`` takes the file's write lock
-    up front, so concurrent writers (threads or processes) queue instead of deadlocking."""
+    up front, so concurrent writers (threads or processes) queue instead of deadlocking.
+
+    Lock order, the same everywhere: ``self.lock`` (this process's connection), then the
+    file's write lock (``BEGIN IMMEDIATE``, which waits for other processes up to the busy
+    timeout), then a matrix cache's lock (a leaf: nothing else is taken while it is held).
+    After-commit callbacks run once ``self.lock`` is released.
+    """
 
     def __init__(self, path: str | Path) -> None:
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.raw = sqlite3.connect(
-                str(path), isolation_level=None, check_same_thread=False, timeout=60.0
-            )
-        except sqlite3.Error as e:
-            raise StoreError(f"cannot open SQLite file {path}: {e}; check the path") from e
-        self.raw.execute("PRAGMA journal_mode = WAL")
-        self.raw.execute("PRAGMA synchronous = NORMAL")
-        self.raw.execute("PRAGMA foreign_keys = ON")
-        self.raw.execute("PRAGMA busy_timeout = 60000")
+        self.raw = open_database(path)  # StoreError (saying what to do) for a bad path
         self.lock = threading.RLock()
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
+        callbacks: list[Callable[[], None]] = []
         with self.lock:
             if self._depth:
                 self._depth += 1
@@ -65,7 +62,11 @@ class Connection:
                 self.raw.execute("ROLLBACK")
                 raise
             self._depth = 0
-            self._commit()
+            callbacks = self._commit()
+        # After the lock is released: callbacks take other locks (the matrix caches), and
+        # one lock order (connection, then cache) must hold everywhere.
+        for callback in callbacks:
+            callback()
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the current write transaction has committed (dropped if it
@@ -73,17 +74,19 @@ class Connection:
         self._after_commit.append(callback)
 
     @contextmanager
-    def snapshot(self) -> Iterator[None]:
+    def snapshot(self) -> Iterator[bool]:
         """A read transaction (joins an open one): one consistent view of the file that does
-        not block other writers (WAL). Holds this connection for the block, as writes do."""
+        not block other writers (WAL). Holds this connection for the block, as writes do.
+        Yields True for a view of committed data, False when it joined an open transaction
+        (whose writes may still roll back)."""
         with self.lock:
             if self._depth:
-                yield
+                yield False
                 return
             self.raw.execute("BEGIN")
             self._depth = 1
             try:
-                yield
+                yield True
             finally:
                 self._depth = 0
                 self.raw.execute("COMMIT")
@@ -94,15 +97,15 @@ class Connection:
         except sqlite3.Error as e:
             raise StoreError(f"cannot start a write transaction: {e}") from e
 
-    def _commit(self) -> None:
+    def _commit(self) -> list[Callable[[], None]]:
+        """Commit; returns the after-commit callbacks for the caller to run once unlocked."""
         callbacks, self._after_commit = self._after_commit, []
         try:
             self.raw.execute("COMMIT")
         except sqlite3.Error as e:
             self.raw.execute("ROLLBACK")
             raise StoreError(f"commit failed and was rolled back: {e}") from e
-        for callback in callbacks:
-            callback()
+        return callbacks
 
     def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self.lock:

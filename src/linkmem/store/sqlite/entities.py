@@ -12,6 +12,7 @@ import numpy as np
 from linkmem.errors import NotFound
 from linkmem.store.base import NewEntity, iter_chunks
 from linkmem.store.sqlite.connection import Connection, placeholders
+from linkmem.store.sqlite.memories import scope_loader
 from linkmem.store.sqlite.sql import exact_scope_params, scope_where
 from linkmem.store.vectors import MatrixCache, encode, top_k_many
 from linkmem.types import EntityRecord, Scope
@@ -30,15 +31,9 @@ class EntityTables:
     db: Connection
     c: str
 
-    def _init_entities(self, dim: int) -> None:
-        self.entity_vectors = MatrixCache(dim, self._load_entity_vectors)
-
-    def _load_entity_vectors(self, scope_id: int) -> tuple[list[int], list[str], list[bytes]]:
-        rows = self.db.rows(
-            f"SELECT rowid, id, embedding FROM {self.c}_entities WHERE scope_id = ? ORDER BY rowid",
-            (scope_id,),
-        )
-        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+    def _init_entities(self, dim: int, cache_bytes: int) -> None:
+        loader = scope_loader(self.db, f"{self.c}_entities", f"{self.c}_scopes", "ent_version")
+        self.entity_vectors = MatrixCache(dim, loader, cache_bytes)
 
     def _entity_select(self) -> str:
         return (

@@ -15,7 +15,15 @@ from linkmem.store.base import NewMemory, iter_chunks
 from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.sqlite.connection import Connection, placeholders
 from linkmem.store.sqlite.sql import exact_scope_params, filter_sql, scope_where
-from linkmem.store.vectors import MatrixCache, ScopeMatrix, encode, score_ids, top_k_many
+from linkmem.store.vectors import (
+    LoadedScope,
+    Loader,
+    MatrixCache,
+    ScopeMatrix,
+    encode,
+    score_ids,
+    top_k_many,
+)
 from linkmem.types import MemoryRecord, Scope
 
 CHUNK = 900
@@ -29,6 +37,22 @@ def record_from_row(row: Sequence[Any]) -> MemoryRecord:
     return base_record_from_row(row, json.loads(row[2]))
 
 
+def scope_loader(db: Connection, table: str, scopes: str, version_column: str) -> Loader:
+    """Reads one scope's vectors of ``table`` and its version in one snapshot."""
+
+    def load(scope_id: int) -> LoadedScope:
+        with db.snapshot() as committed:
+            version = db.rows(f"SELECT {version_column} FROM {scopes} WHERE id = ?", (scope_id,))
+            rows = db.rows(
+                f"SELECT rowid, id, embedding FROM {table} WHERE scope_id = ? ORDER BY rowid",
+                (scope_id,),
+            )
+        rowids, ids, blobs = (list(column) for column in zip(*rows)) if rows else ([], [], [])
+        return LoadedScope(version[0][0], rowids, ids, blobs, committed)
+
+    return load
+
+
 class MemoryTables:
     """The memory half of the SQLite store."""
 
@@ -37,15 +61,9 @@ class MemoryTables:
     k1: float = bm25.K1
     b: float = bm25.B
 
-    def _init_memories(self, dim: int) -> None:
-        self.memory_vectors = MatrixCache(dim, self._load_memory_vectors)
-
-    def _load_memory_vectors(self, scope_id: int) -> tuple[list[int], list[str], list[bytes]]:
-        rows = self.db.rows(
-            f"SELECT rowid, id, embedding FROM {self.c} WHERE scope_id = ? ORDER BY rowid",
-            (scope_id,),
-        )
-        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+    def _init_memories(self, dim: int, cache_bytes: int) -> None:
+        loader = scope_loader(self.db, self.c, f"{self.c}_scopes", "mem_version")
+        self.memory_vectors = MatrixCache(dim, loader, cache_bytes)
 
     # scopes ----------------------------------------------------------------------------------
     def _scope_id(self, scope: Scope, create: bool = True) -> int | None:

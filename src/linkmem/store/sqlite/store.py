@@ -13,6 +13,7 @@ from linkmem.store.sqlite.driver import sqlite3
 from linkmem.store.sqlite.entities import EntityTables
 from linkmem.store.sqlite.memories import MemoryTables
 from linkmem.store.sqlite.transfer import TransferTables
+from linkmem.store.vectors import DEFAULT_CACHE_BYTES
 from linkmem.types import HistoryEvent
 
 
@@ -23,19 +24,30 @@ class SQLiteStore(MemoryTables, EntityTables, TransferTables):
         native_bm25=False, ann_index=False, filtered_ann=True, multi_process_writes=True
     )
 
-    def __init__(self, path: str | Path, dim: int, collection: str = "memories") -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        dim: int,
+        collection: str = "memories",
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None:
         self.path = str(path)
         self.c = check_collection(collection)
         self.dim = dim
         self.db = Connection(path)
         with self.db.lock:
             schema.migrate(self.db.raw, self.c)
-        self._init_memories(dim)
-        self._init_entities(dim)
+        self._init_memories(dim, cache_bytes)
+        self._init_entities(dim, cache_bytes)
 
     @classmethod
     def from_settings(cls, settings: object, dim: int) -> SQLiteStore:
-        return cls(settings.sqlite_path, dim, settings.collection)  # type: ignore[attr-defined]
+        return cls(
+            settings.sqlite_path,  # type: ignore[attr-defined]
+            dim,
+            settings.collection,  # type: ignore[attr-defined]
+            settings.sqlite.cache_mb * 2**20,  # type: ignore[attr-defined]
+        )
 
     def close(self) -> None:
         self.db.close()
