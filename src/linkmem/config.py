@@ -111,6 +111,9 @@ class EmbedderSettings:
 @dataclass(frozen=True)
 class SQLiteSettings:
     path: str | None = None  # None: <home>/memory.db
+    #: Bytes of memory vectors, and again of entity vectors, kept in this process's matrix
+    #: caches (least recently used scopes are dropped past it and reload on their next use).
+    cache_mb: int = 256
 
 
 @dataclass(frozen=True)
