@@ -1,12 +1,87 @@
-"""The SQLite schema as named, ordered migrations recorded in a table."""
+"""Opening the SQLite file, and its schema as named, ordered migrations recorded in a table."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from linkmem.errors import MigrationError
+from linkmem.errors import MigrationError, StoreError
+from linkmem.store.sqlite.driver import sqlite3
+
+PRAGMAS = (
+    "PRAGMA journal_mode = WAL",
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA foreign_keys = ON",
+    "PRAGMA busy_timeout = 60000",
+)
+
+
+def open_database(path: str | Path) -> Any:
+    """A connection to the SQLite file at ``path`` (created, with its folders, when missing)
+    in WAL mode. A store needs the file and its folder to be writable (SQLite keeps
+    ``<file>-wal`` and ``<file>-shm`` next to it); a path that cannot hold a store raises
+    ``StoreError`` saying what to do, before anything is created."""
+    if str(path) != ":memory:":
+        check_path(Path(path))
+    try:
+        raw = sqlite3.connect(
+            str(path), isolation_level=None, check_same_thread=False, timeout=60.0
+        )
+    except sqlite3.Error as e:
+        raise StoreError(f"cannot open SQLite file {path}: {e}; check the path") from e
+    try:
+        for pragma in PRAGMAS:
+            raw.execute(pragma)
+    except sqlite3.DatabaseError as e:
+        raw.close()
+        raise StoreError(_open_failure(path, e)) from e
+    return raw
+
+
+def check_path(path: Path) -> None:
+    """Refuse a path under a regular file, a folder, a read-only file or folder."""
+    blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise StoreError(
+            f"cannot put the SQLite file at {path}: {blocker} is a file, not a folder; "
+            "choose a path inside a folder"
+        )
+    if path.is_dir():
+        raise StoreError(
+            f"{path} is a folder, not a SQLite file; pass a file path such as {path / 'memory.db'}"
+        )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(
+            f"cannot create the folder {path.parent} for the SQLite file: {e.strerror}; "
+            "choose a path in a folder you can write to"
+        ) from e
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise StoreError(
+            f"the folder {path.parent} is read-only, and SQLite writes {path.name}-wal and "
+            f"{path.name}-shm next to the store; make the folder writable or choose another path"
+        )
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        raise StoreError(
+            f"the SQLite file {path} is read-only; make it writable (chmod u+rw {path}) "
+            "or open a writable copy"
+        )
+
+
+def _open_failure(path: str | Path, error: Exception) -> str:
+    if "not a database" in str(error):
+        return (
+            f"{path} is not a SQLite database; pass the path of a linkmem store, "
+            "or of a file that does not exist yet to start a new one"
+        )
+    return (
+        f"cannot open SQLite file {path}: {error}; the file and its folder must be "
+        "readable and writable"
+    )
 
 
 def m001_initial(c: str) -> list[str]:
