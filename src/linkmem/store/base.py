@@ -99,6 +99,11 @@ class Store(Protocol):
         """The records that exist, in the order of ``ids``."""
         ...
 
+    def lock_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        """``get_memories`` inside a transaction, with those rows locked against other writers
+        until it ends: a read-modify-write on them cannot lose an update."""
+        ...
+
     def list_memories(
         self, scope: Scope, filters: Node | None, limit: int, offset: int = 0
     ) -> list[MemoryRecord]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from linkmem.errors import NotFound
 from linkmem.filters import Node
 from linkmem.rank import bm25
 from linkmem.store.base import NewMemory, iter_chunks
@@ -155,9 +156,12 @@ class MemoryTables:
         self, record: MemoryRecord, vector: np.ndarray | None, terms: list[str] | None
     ) -> None:
         with self.db.transaction():
-            rowid, scope_id, old_len = self.db.rows(
+            found = self.db.rows(
                 f"SELECT rowid, scope_id, doc_len FROM {self.c} WHERE id = ?", (record.id,)
-            )[0]
+            )
+            if not found:
+                raise NotFound(f"no memory with id {record.id!r} to update")
+            rowid, scope_id, old_len = found[0]
             self.db.run(
                 f"UPDATE {self.c} SET text = ?, metadata = ?, updated_at = ? WHERE rowid = ?",
                 (record.text, json.dumps(record.metadata), record.updated_at, rowid),
@@ -220,6 +224,10 @@ class MemoryTables:
             )
             found.update((r[0], record_from_row(r)) for r in rows)
         return [found[i] for i in ids if i in found]
+
+    def lock_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        with self.db.transaction():  # holds the file's write lock: no other writer runs
+            return self.get_memories(ids)
 
     def list_memories(
         self, scope: Scope, filters: Node | None, limit: int, offset: int = 0
