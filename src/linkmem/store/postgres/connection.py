@@ -4,12 +4,25 @@ The outermost ``transaction()`` of a thread takes a connection from the pool and
 transaction on it; nested blocks, and every statement run inside, reuse that connection. A
 statement run outside any block is its own transaction (autocommit); ``connection()`` keeps one
 pooled connection for a group of such statements (one checkout instead of one per statement).
+
+Outages: a dead pooled connection fails the pool's check and is replaced; a wait for a pooled
+connection longer than ``PROBE_AFTER`` probes the server with a direct connect, so a server that
+does not answer raises ``BackendUnavailable`` within a few seconds, while a server that answers
+means the pool is busy (``StoreError`` after ``POOL_TIMEOUT``). The pool gives up re-creating a
+connection after ``RECONNECT_TIMEOUT`` instead of backing off for minutes, so the next request
+connects at once and the store recovers within seconds of the server's return.
+
+Conflicts: ``run_in_transaction(work)`` runs ``work`` in the outermost transaction and re-runs
+it after a deadlock or serialisation failure (bounded, jittered backoff); inside an open block it
+joins that block, and the outermost level decides.
 """
 
 from __future__ import annotations
 
 import functools
+import random
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -17,8 +30,24 @@ from typing import Any, TypeVar
 from linkmem.errors import BackendUnavailable, ConfigError, InvalidInput, StoreError
 from linkmem.store.postgres.driver import ConnectionPool, PoolTimeout, conninfo_to_dict, psycopg
 
-CONNECT_TIMEOUT = 10
+#: Seconds to open one connection (unless the DSN sets connect_timeout).
+CONNECT_TIMEOUT = 5
+#: Longest wait for a pooled connection while the server answers (every connection is busy).
 POOL_TIMEOUT = 30.0
+#: A wait for a pooled connection this long probes the server; at most one probe this often.
+PROBE_AFTER = 1.0
+#: Seconds the probe waits for the server to answer.
+PROBE_TIMEOUT = 2
+#: The pool stops re-creating a lost connection after this many seconds of failed attempts.
+RECONNECT_TIMEOUT = 2.0
+#: SQLSTATEs after which the whole transaction can simply be run again.
+RETRYABLE = frozenset({"40P01", "40001"})  # deadlock detected, serialization failure
+#: Runs of a transaction that keeps hitting deadlocks or serialisation failures.
+MAX_ATTEMPTS = 5
+#: First backoff before a re-run (doubles per attempt, jittered +-50%).
+RETRY_BACKOFF = 0.02
+
+T = TypeVar("T")
 _CHECK = (
     "check that the server is running and reachable, and the DSN (setting postgres.dsn or "
     "LINKMEM_PG_DSN): host, port, database, user and password"
@@ -39,16 +68,18 @@ def describe_dsn(dsn: str) -> str:
 
 def wrap_error(e: Exception, location: str) -> Exception:
     """The linkmem error for a driver error (the caller raises it ``from e``)."""
-    message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    message = _first_line(e)
     if isinstance(e, PoolTimeout):
         return StoreError(
-            f"no free connection to {location} within {POOL_TIMEOUT:.0f}s: every pooled "
-            "connection is busy; raise postgres.pool_max or look for long transactions"
+            f"no free connection to {location} within {POOL_TIMEOUT:.0f}s while the server "
+            "answers: every pooled connection is busy; raise postgres.pool_max or look for "
+            "long transactions"
         )
     sqlstate = getattr(e, "sqlstate", None) or ""
     if isinstance(e, psycopg.OperationalError) and _is_connection_loss(sqlstate):
         return BackendUnavailable(
-            f"lost or cannot get a connection to {location}: {message}; {_CHECK}"
+            f"lost the connection to {location} (server unreachable or shutting down): "
+            f"{message}; {_CHECK}"
         )
     if isinstance(e, psycopg.DataError) and ("NUL" in str(e) or "\\u0000" in str(e)):
         return InvalidInput(
@@ -72,16 +103,25 @@ class Database:
 
     def __init__(self, dsn: str, pool_min: int = 1, pool_max: int = 8) -> None:
         self.location = describe_dsn(dsn)
-        self._check_connect(dsn)
+        self._dsn = dsn
+        self._connect_timeout = _connect_timeout(dsn)
+        self._answered_at = float("-inf")  # time.monotonic() of the last successful probe
+        self._probe(self._connect_timeout)  # a wrong DSN fails here, with a clear message
         self.pool = ConnectionPool(
             dsn,
             min_size=max(0, pool_min),
             max_size=max(1, pool_max, pool_min),
             # No server-side prepared statements: every search gets a plan for its own scope
             # (HNSW or exact), and transaction-mode poolers such as PgBouncer work.
-            kwargs={"autocommit": True, "application_name": "linkmem", "prepare_threshold": None},
+            kwargs={
+                "autocommit": True,
+                "application_name": "linkmem",
+                "prepare_threshold": None,
+                "connect_timeout": self._connect_timeout,
+            },
             check=ConnectionPool.check_connection,
             timeout=POOL_TIMEOUT,
+            reconnect_timeout=RECONNECT_TIMEOUT,
             open=False,
             name=f"linkmem:{self.location}",
         )
@@ -94,15 +134,38 @@ class Database:
             ) from e
         self._local = threading.local()
 
-    def _check_connect(self, dsn: str) -> None:
-        """Connect once up front so a wrong DSN fails here with a clear message."""
+    def _probe(self, timeout: int) -> None:
+        """Connect once, directly: ``BackendUnavailable`` saying why when the server does not
+        answer (refused, timed out, shutting down, wrong password...). A success is trusted
+        for ``PROBE_AFTER`` seconds."""
+        if time.monotonic() - self._answered_at < PROBE_AFTER:
+            return
         try:
-            psycopg.connect(dsn, connect_timeout=CONNECT_TIMEOUT).close()
+            psycopg.connect(self._dsn, connect_timeout=timeout).close()
         except psycopg.Error as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise BackendUnavailable(
-                f"cannot connect to PostgreSQL at {self.location}: {first}; {_CHECK}"
+                f"PostgreSQL at {self.location} is unreachable: {_first_line(e)}; {_CHECK}"
             ) from e
+        self._answered_at = time.monotonic()
+
+    def _checkout(self) -> Any:
+        """A pooled connection. While none is free the server is probed every ``PROBE_AFTER``
+        seconds: ``BackendUnavailable`` as soon as it does not answer, ``PoolTimeout`` after
+        ``POOL_TIMEOUT`` when it does (every connection is busy)."""
+        deadline = time.monotonic() + POOL_TIMEOUT
+        while True:
+            wait = min(PROBE_AFTER, deadline - time.monotonic())
+            try:
+                return self.pool.getconn(timeout=max(wait, 0.0))
+            except PoolTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+            try:
+                self._probe(PROBE_TIMEOUT)
+            finally:
+                # Drop the dead idle connections now (or, once the server is back, connect
+                # again at once) instead of one per checkout.
+                self.pool.check()
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
@@ -113,19 +176,25 @@ class Database:
             yield current
             return
         try:
-            with self.pool.connection() as conn:
-                self._local.conn = conn
-                try:
-                    yield conn
-                finally:
-                    self._local.conn = None
-        except (psycopg.Error, PoolTimeout) as e:
+            conn = self._checkout()
+        except PoolTimeout as e:
             raise wrap_error(e, self.location) from e
+        self._local.conn = conn
+        try:
+            yield conn
+        except psycopg.Error as e:
+            raise wrap_error(e, self.location) from e
+        finally:
+            self._local.conn = None
+            self.pool.putconn(conn)
+
+    def in_transaction(self) -> bool:
+        return getattr(self._local, "in_transaction", False)
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
         """This thread's connection inside a transaction; nested blocks join the outermost."""
-        if getattr(self._local, "in_transaction", False):
+        if self.in_transaction():
             yield self._local.conn
             return
         with self.connection() as conn:
@@ -139,11 +208,27 @@ class Database:
             except psycopg.Error as e:
                 raise wrap_error(e, self.location) from e
 
+    def run_in_transaction(self, work: Callable[[], T]) -> T:
+        """``work()`` in a transaction, re-run (at most ``MAX_ATTEMPTS`` times, with jittered
+        backoff) after a deadlock or serialisation failure. Inside an open block ``work`` joins
+        it: only the outermost transaction can be re-run, so the conflict goes up to it."""
+        if self.in_transaction():
+            return work()
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                with self.transaction():
+                    return work()
+            except StoreError as e:
+                if attempt == MAX_ATTEMPTS or not is_retryable(e):
+                    raise
+            time.sleep(RETRY_BACKOFF * 2 ** (attempt - 1) * random.uniform(0.5, 1.5))
+        raise AssertionError("unreachable")
+
     @contextmanager
     def snapshot(self) -> Iterator[Any]:
         """A read-only REPEATABLE READ transaction: every statement of the block sees the same
         snapshot (an open transaction of this thread is joined instead)."""
-        if getattr(self._local, "in_transaction", False):
+        if self.in_transaction():
             yield self._local.conn
             return
         with self.transaction() as conn:
@@ -174,6 +259,21 @@ class Database:
         self.pool.close()
 
 
+def is_retryable(error: BaseException) -> bool:
+    """A wrapped deadlock or serialisation failure: running the transaction again can work."""
+    return getattr(error.__cause__, "sqlstate", None) in RETRYABLE
+
+
+def _connect_timeout(dsn: str) -> int:
+    """The DSN's connect_timeout, else ``CONNECT_TIMEOUT`` (libpq would wait 130 s)."""
+    value = conninfo_to_dict(dsn).get("connect_timeout")
+    return int(value) if value else CONNECT_TIMEOUT
+
+
+def _first_line(e: Exception) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -184,5 +284,16 @@ def one_connection(method: F) -> F:
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         with self.db.connection():
             return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def retried(method: F) -> F:
+    """Run a store write method through ``self.db.run_in_transaction``: called on its own it
+    is one transaction, re-run after a deadlock; inside an open block it joins the block."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.db.run_in_transaction(lambda: method(self, *args, **kwargs))
 
     return wrapper  # type: ignore[return-value]

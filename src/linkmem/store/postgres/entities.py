@@ -3,6 +3,8 @@
 Concurrent writers never duplicate an entity or lose a link: entities are inserted with
 ``ON CONFLICT DO NOTHING`` on ``(scope_id, key)`` and then read back, links with
 ``ON CONFLICT DO NOTHING`` on ``(entity, memory)``; no list of ids is read, changed and written.
+Every write locks its scopes first (``sql.lock_scopes``), so writers of one scope queue up and
+cannot deadlock on links and entities.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import numpy as np
 from linkmem.errors import NotFound
 from linkmem.store.base import NewEntity
 from linkmem.store.postgres import entity_sql as q
-from linkmem.store.postgres.connection import Database, one_connection
+from linkmem.store.postgres import sql
+from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.memories import EF_SEARCH_MAX, EF_SEARCH_MIN, exact_scope_params
 from linkmem.store.postgres.sql import Tables, ann_settings, existing_ids, vector_literal
 from linkmem.types import EntityRecord, Scope
@@ -87,6 +90,7 @@ class EntityTables:
             [queries, *scope_args, k, min_similarity],
         )
 
+    @retried
     def insert_entities(self, entities: Sequence[NewEntity]) -> dict[str, str]:
         if not entities:
             return {}
@@ -96,9 +100,14 @@ class EntityTables:
             by_scope[e.scope].append(e)
         out: dict[str, str] = {}
         with self.db.transaction() as conn:
-            for scope in sorted(by_scope, key=exact_scope_params):
+            scope_ids = {
+                s: self._scope_id(s)  # type: ignore[attr-defined]
+                for s in sorted(by_scope, key=exact_scope_params)
+            }
+            self.db.execute(conn, sql.lock_scopes(self.t), (sorted(scope_ids.values()),))
+            for scope in sorted(by_scope, key=scope_ids.__getitem__):
                 group = by_scope[scope]
-                scope_id = self._scope_id(scope)  # type: ignore[attr-defined]
+                scope_id = scope_ids[scope]
                 self.db.execute(
                     conn,
                     q.insert_entities(self.t),
@@ -115,11 +124,13 @@ class EntityTables:
                 out.update(self.find_entities(scope, [e.key for e in group]))
         return out
 
+    @retried
     def link(self, pairs: Sequence[tuple[str, str]]) -> None:
         if not pairs:
             return
         pairs = sorted(set(pairs))
         with self.db.transaction() as conn:
+            self._lock_scopes_of(conn, self.t.mem, [m for m, _ in pairs])  # type: ignore[attr-defined]
             self._require(conn, self.t.mem, {m for m, _ in pairs})
             self._require(conn, self.t.entities, {e for _, e in pairs})
             self.db.execute(
@@ -132,16 +143,21 @@ class EntityTables:
         if missing:
             raise NotFound(f"cannot link unknown ids {sorted(missing)[:5]}")
 
+    @retried
     def unlink_memories(self, memory_ids: Sequence[str]) -> list[str]:
         if not memory_ids:
             return []
-        rows = self.db.rows(q.delete_links_of_memories(self.t), (list(memory_ids),))
-        return sorted({r[0] for r in rows})
+        with self.db.transaction() as conn:
+            self._lock_scopes_of(conn, self.t.mem, memory_ids)  # type: ignore[attr-defined]
+            rows = self.db.execute(conn, q.delete_links_of_memories(self.t), (list(memory_ids),))
+            return sorted({r[0] for r in rows})
 
+    @retried
     def drop_orphan_entities(self, entity_ids: Sequence[str]) -> int:
         if not entity_ids:
             return 0
         with self.db.transaction() as conn:
+            self._lock_scopes_of(conn, self.t.entities, entity_ids)  # type: ignore[attr-defined]
             # Lock first: a concurrent link to one of them then commits before the check below.
             self.db.execute(conn, q.lock_entities(self.t), (sorted(set(entity_ids)),))
             return self.db.execute(conn, q.delete_orphans(self.t), (list(entity_ids),)).rowcount
@@ -190,12 +206,14 @@ class EntityTables:
         records = {e.id: e for e in self.get_entities([r[0] for r in rows])}
         return [(records[eid], int(shared)) for eid, shared in rows]
 
+    @retried
     def merge_entities(self, keep_id: str, drop_id: str) -> None:
         with self.db.transaction() as conn:
             self._require_entities(conn, [keep_id, drop_id])
             self.db.execute(conn, q.move_links(self.t), (keep_id, drop_id))
             self.db.execute(conn, q.delete_entity(self.t), (drop_id,))
 
+    @retried
     def rename_entity(self, entity_id: str, text: str, key: str, vector: np.ndarray) -> None:
         with self.db.transaction() as conn:
             self._require_entities(conn, [entity_id])
@@ -204,6 +222,8 @@ class EntityTables:
             )
 
     def _require_entities(self, conn: Any, ids: list[str]) -> None:
+        """Lock the entities (their scopes first); ``NotFound`` when one is missing."""
+        self._lock_scopes_of(conn, self.t.entities, ids)  # type: ignore[attr-defined]
         found = {r[0] for r in self.db.execute(conn, q.lock_entities(self.t), (sorted(ids),))}
         missing = [i for i in ids if i not in found]
         if missing:

@@ -15,7 +15,7 @@ from linkmem.rank import bm25
 from linkmem.store.base import NewMemory
 from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres import sql
-from linkmem.store.postgres.connection import Database, one_connection
+from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.sql import Tables, filter_sql, in_scopes, vector_literal
 from linkmem.types import MemoryRecord, Scope
 
@@ -50,6 +50,10 @@ class MemoryTables:
             self.db.execute(conn, sql.insert_scope(self.t), params)
             return self.db.execute(conn, sql.select_exact_scope(self.t), params).fetchone()[0]
 
+    def _lock_scopes_of(self, conn: Any, table: str, ids: Sequence[str]) -> None:
+        """Lock the scopes of these rows of ``table`` (see ``sql.lock_scopes``)."""
+        self.db.execute(conn, sql.lock_scopes_of(self.t, table), (list(ids),))
+
     def _scope_ids(self, scope: Scope) -> list[int] | None:
         """Ids of the scopes a read of ``scope`` covers (subset match); None: all scopes."""
         items = scope.items()
@@ -66,11 +70,14 @@ class MemoryTables:
         return f"{scope_sql} AND {row_sql}", [*args, *row_args]
 
     # writes ----------------------------------------------------------------------------------
+    @retried
     def put_memories(self, memories: Sequence[NewMemory]) -> None:
         groups = _group_by_scope(memories)
         with self.db.transaction() as conn:
-            for scope in sorted(groups, key=exact_scope_params):
-                self._put_scope_group(conn, self._scope_id(scope), groups[scope])
+            scope_ids = {s: self._scope_id(s) for s in sorted(groups, key=exact_scope_params)}
+            self.db.execute(conn, sql.lock_scopes(self.t), (sorted(scope_ids.values()),))
+            for scope in sorted(groups, key=scope_ids.__getitem__):
+                self._put_scope_group(conn, scope_ids[scope], groups[scope])
 
     def _put_scope_group(self, conn: Any, scope_id: int | None, group: list[NewMemory]) -> None:
         rows = [
@@ -105,10 +112,12 @@ class MemoryTables:
             terms, mids, tfs = (list(column) for column in zip(*postings))
             self.db.execute(conn, sql.insert_postings(self.t), (scope_id, terms, mids, tfs))
 
+    @retried
     def update_memory(
         self, record: MemoryRecord, vector: np.ndarray | None, terms: list[str] | None
     ) -> None:
         with self.db.transaction() as conn:
+            self._lock_scopes_of(conn, self.t.mem, [record.id])
             row = self.db.execute(conn, sql.lock_memory(self.t), (record.id,)).fetchone()
             if row is None:
                 raise NotFound(f"no memory with id {record.id!r} to update")
@@ -130,9 +139,13 @@ class MemoryTables:
                     conn, sql.add_scope_stats(self.t), (0, len(terms) - old_len, scope_id)
                 )
 
+    @retried
     def delete_memories(self, ids: Sequence[str]) -> None:
-        if ids:
-            self.db.run(sql.delete_memories(self.t), (list(ids),))
+        if not ids:
+            return
+        with self.db.transaction() as conn:
+            self._lock_scopes_of(conn, self.t.mem, ids)
+            self.db.execute(conn, sql.delete_memories(self.t), (list(ids),))
 
     # reads -----------------------------------------------------------------------------------
     def get_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
@@ -140,6 +153,17 @@ class MemoryTables:
             return []
         rows = self.db.rows(sql.select_memories_by_id(self.t), (list(ids),))
         found = {r[0]: record_from_row(r) for r in rows}
+        return [found[i] for i in ids if i in found]
+
+    def lock_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        """``get_memories`` with the rows locked (their scopes first) until the transaction
+        ends."""
+        if not ids:
+            return []
+        with self.db.transaction() as conn:
+            self._lock_scopes_of(conn, self.t.mem, ids)
+            rows = self.db.execute(conn, sql.lock_memories_by_id(self.t), (list(ids),))
+            found = {r[0]: record_from_row(r) for r in rows}
         return [found[i] for i in ids if i in found]
 
     @one_connection

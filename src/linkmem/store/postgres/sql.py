@@ -104,6 +104,25 @@ def select_scopes(t: Tables, keys: Sequence[str]) -> str:
     return f"SELECT id FROM {t.scopes} WHERE {where} ORDER BY id"
 
 
+def lock_scopes(t: Tables) -> str:
+    """Lock scope rows in id order. Every write transaction locks the scopes it writes in
+    first, so writers of one scope queue there instead of deadlocking on memories, links and
+    entities, and writers of several scopes take them in one global order."""
+    return f"SELECT id FROM {t.scopes} WHERE id = ANY(%s::bigint[]) ORDER BY id FOR NO KEY UPDATE"
+
+
+def lock_scopes_of(t: Tables, table: str) -> str:
+    """``lock_scopes`` for the scopes of the given rows of ``table`` (memories or entities)."""
+    return (
+        f"SELECT s.id FROM {t.scopes} s WHERE s.id IN (SELECT x.scope_id FROM {table} x "
+        "WHERE x.id = ANY(%s::text[])) ORDER BY s.id FOR NO KEY UPDATE"
+    )
+
+
+def lock_all_scopes(t: Tables) -> str:
+    return f"SELECT id FROM {t.scopes} ORDER BY id FOR NO KEY UPDATE"
+
+
 def add_scope_stats(t: Tables) -> str:
     """Adjust document count and total length of one scope (row-locks it until commit)."""
     return f"UPDATE {t.scopes} SET n_docs = n_docs + %s, total_len = total_len + %s WHERE id = %s"
@@ -173,6 +192,14 @@ def select_memories_by_id(t: Tables) -> str:
     return (
         f"SELECT {MEMORY_COLUMNS} FROM {t.mem} m JOIN {t.scopes} s ON s.id = m.scope_id "
         "WHERE m.id = ANY(%s::text[])"
+    )
+
+
+def lock_memories_by_id(t: Tables) -> str:
+    """The rows of ``select_memories_by_id``, locked in id order (no lock-order deadlock)."""
+    return (
+        f"SELECT {MEMORY_COLUMNS} FROM {t.mem} m JOIN {t.scopes} s ON s.id = m.scope_id "
+        "WHERE m.id = ANY(%s::text[]) ORDER BY m.id FOR UPDATE OF m"
     )
 
 

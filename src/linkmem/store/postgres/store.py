@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from linkmem.errors import ConfigError
 from linkmem.store.base import Capabilities, StoreInfo
 from linkmem.store.postgres import schema, sql
-from linkmem.store.postgres.connection import Database, one_connection
+from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.entities import EntityTables
 from linkmem.store.postgres.memories import MemoryTables
 from linkmem.store.postgres.sql import Tables, check_collection
@@ -18,6 +18,8 @@ from linkmem.types import HistoryEvent
 
 #: BM25 extensions linkmem looks for (reported by ``info()``; the SQL BM25 works everywhere).
 BM25_EXTENSIONS = ("pg_search", "pg_textsearch", "vchord_bm25")
+
+T = TypeVar("T")
 
 
 class PostgresStore(MemoryTables, EntityTables, TransferTables):
@@ -69,6 +71,13 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables):
     def transaction(self) -> Iterator[None]:
         with self.db.transaction():
             yield
+
+    def run_in_transaction(self, work: Callable[[], T]) -> T:
+        """``work()`` in one transaction, run again (a few times, after a short jittered pause)
+        when PostgreSQL aborts it for a deadlock or a serialisation failure. Use it instead of
+        ``with transaction():`` for a unit of work that the store may have to re-run; inside an
+        open transaction it just joins it."""
+        return self.db.run_in_transaction(work)
 
     # meta ------------------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -171,9 +180,11 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables):
         return [HistoryEvent(*r) for r in rows]
 
     # housekeeping ----------------------------------------------------------------------------
+    @retried
     def reset(self) -> None:
         """Delete every memory, entity, link and history row; scope rows stay, emptied."""
         with self.db.transaction() as conn:
+            self.db.execute(conn, sql.lock_all_scopes(self.t))
             for table in (
                 self.t.links,
                 self.t.postings,
