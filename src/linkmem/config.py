@@ -136,6 +136,9 @@ class Settings:
     #: Entity linking on writes and boosts on reads.
     entities: bool = True
     max_text_chars: int = 20_000
+    #: Largest metadata of one memory, in bytes of its compact JSON (UTF-8): metadata is
+    #: stored and sent with every result, so a stray document in it slows every read.
+    max_metadata_bytes: int = 64 * 1024
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
 
     @property

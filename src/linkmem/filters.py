@@ -6,6 +6,9 @@ Syntax (Mem0-compatible where that costs nothing)::
     {"n": {"gte": 3, "lt": 10}}             operators: eq ne in nin gt gte lt lte contains icontains
     {"AND": [...]}, {"OR": [...]}, {"NOT": {...}} or {"NOT": [...]} (none of them)
 Several keys in one dict are ANDed. Range values are numbers or ISO-8601 dates/datetimes.
+Values follow the storage rules of ``linkmem.validation`` (no NUL or lone surrogates, 64-bit
+integers, finite numbers); a filter is nested at most ``MAX_NESTING`` deep and compares at most
+``MAX_FILTER_TERMS`` values, so every backend compiles it to a query it can run.
 """
 
 from __future__ import annotations
@@ -17,10 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from linkmem.errors import InvalidInput
+from linkmem.validation import check_nesting, check_scalar, shown
 
 OPERATORS = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "contains", "icontains")
 RANGE_OPS = ("gt", "gte", "lt", "lte")
 _KEY = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_\-.]{0,63}$")
+#: Values compared by one filter (each value of an ``in`` list counts): SQLite refuses an
+#: expression tree deeper than 1000, and an OR of n values is n deep.
+MAX_FILTER_TERMS = 500
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$")
 
 
@@ -51,16 +58,38 @@ Node = Cond | All | AnyOf | Not
 
 def parse_filters(filters: Mapping[str, Any] | None) -> Node | None:
     """Validate and parse ``filters``; ``None`` or ``{}`` means no filter."""
-    if filters is None or filters == {}:
+    if filters is None or (isinstance(filters, Mapping) and not filters):
         return None
-    return _parse_dict(filters, "filters")
+    check_nesting(filters, "filters")
+    node = _parse_dict(filters, "filters")
+    terms = _count_terms(node)
+    if terms > MAX_FILTER_TERMS:
+        raise InvalidInput(
+            f"filters compare {terms} values, more than {MAX_FILTER_TERMS}; split the query "
+            "or filter on a coarser key"
+        )
+    return node
+
+
+def _count_terms(node: Node) -> int:
+    if isinstance(node, All | AnyOf):
+        return sum(_count_terms(child) for child in node.children)
+    if isinstance(node, Not):
+        return _count_terms(node.child)
+    return len(node.value) if node.op in ("in", "nin") else 1
 
 
 def _parse_dict(spec: Any, where: str) -> Node:
     if not isinstance(spec, Mapping) or not spec:
         raise InvalidInput(f"{where} must be a non-empty dict of conditions")
-    nodes = [_parse_entry(key, value, f"{where}.{key}") for key, value in spec.items()]
+    nodes = [_parse_entry(key, value, f"{where}.{_label(key)}") for key, value in spec.items()]
     return nodes[0] if len(nodes) == 1 else All(tuple(nodes))
+
+
+def _label(key: Any) -> str:
+    """A key as shown in messages: itself when it is a valid key, else its repr."""
+    valid = isinstance(key, str) and (key in ("AND", "OR", "NOT") or _KEY.fullmatch(key))
+    return key if valid else shown(key)
 
 
 def _parse_entry(key: Any, value: Any, where: str) -> Node:
@@ -71,8 +100,11 @@ def _parse_entry(key: Any, value: Any, where: str) -> Node:
         if isinstance(value, Mapping):
             return Not(_parse_dict(value, where))
         return Not(AnyOf(_parse_list(value, where)))
-    if not isinstance(key, str) or not _KEY.match(key):
-        raise InvalidInput(f"{where}: {key!r} is not a valid metadata key")
+    if not isinstance(key, str) or not _KEY.fullmatch(key):
+        raise InvalidInput(
+            f"{where} is not a valid metadata key: use 1-64 letters, digits and _-. (not "
+            "starting with - or .), or AND / OR / NOT"
+        )
     if isinstance(value, Mapping):
         return _parse_operators(key, value, where)
     if isinstance(value, list):
@@ -95,7 +127,9 @@ def _parse_operators(key: str, ops: Mapping[str, Any], where: str) -> Node:
 
 def _parse_operator(key: str, op: Any, value: Any, where: str) -> Cond:
     if op not in OPERATORS:
-        raise InvalidInput(f"{where}: unknown operator {op!r}; use one of {', '.join(OPERATORS)}")
+        raise InvalidInput(
+            f"{where}: unknown operator {shown(op)}; use one of {', '.join(OPERATORS)}"
+        )
     if op in ("in", "nin"):
         return Cond(key, op, _scalars(value, f"{where}.{op}"))
     if op in RANGE_OPS:
@@ -108,9 +142,7 @@ def _parse_operator(key: str, op: Any, value: Any, where: str) -> Cond:
 def _scalar(value: Any, where: str) -> Any:
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    raise InvalidInput(f"{where}: {value!r} is not a string, number, boolean or null")
+    return check_scalar(value, where)
 
 
 def _scalars(value: Any, where: str) -> tuple[Any, ...]:
@@ -122,9 +154,11 @@ def _scalars(value: Any, where: str) -> tuple[Any, ...]:
 def _range_value(value: Any, where: str) -> Any:
     value = _scalar(value, where)
     if isinstance(value, bool) or value is None:
-        raise InvalidInput(f"{where} needs a number or an ISO date, got {value!r}")
-    if isinstance(value, str) and not _ISO.match(value):
-        raise InvalidInput(f"{where} needs a number or an ISO date (YYYY-MM-DD), got {value!r}")
+        raise InvalidInput(f"{where} needs a number or an ISO date, got {shown(value)}")
+    if isinstance(value, str) and not _ISO.fullmatch(value):
+        raise InvalidInput(
+            f"{where} needs a number or an ISO date (YYYY-MM-DD), got {shown(value)}"
+        )
     return value
 
 

@@ -10,6 +10,7 @@ import io
 import json
 import os
 import time
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import IO, Any
 from linkmem.errors import InvalidInput
 from linkmem.store.base import Store
 from linkmem.store.transfer import FORMAT
+from linkmem.validation import shown, validate_batch_size
 
 Result = dict[str, Any]
 Source = str | Path | IO[str]
@@ -31,7 +33,9 @@ def _open_text(path: Path, mode: str, gz: bool | None = None) -> IO[str]:
             return gzip.open(path, mode + "t", encoding="utf-8")  # type: ignore[return-value]
         return path.open(mode, encoding="utf-8")
     except OSError as e:
-        raise InvalidInput(f"cannot open {path}: {e.strerror}") from e
+        raise InvalidInput(f"cannot open {shown(str(path), 200)}: {e.strerror}") from e
+    except ValueError as e:  # a NUL in the path, or a character the file system cannot name
+        raise InvalidInput(f"cannot open {shown(str(path), 200)}: {e}; fix the path") from e
 
 
 @contextmanager
@@ -53,11 +57,43 @@ def _writer(destination: Source) -> Iterator[IO[str]]:
 
 def read_rows(lines: Iterable[str]) -> Iterator[Any]:
     """One decoded JSON value per non-blank line; errors name the row."""
-    for number, line in enumerate((x for x in lines if x.strip()), 1):
+    for number, line in enumerate(_nonblank(lines), 1):
         try:
             yield json.loads(line)
         except json.JSONDecodeError as e:
             raise InvalidInput(f"row {number}: not valid JSON ({e.msg} at column {e.colno})") from e
+        except (ValueError, RecursionError) as e:  # bad UTF-8, huge numbers, deep nesting
+            raise InvalidInput(f"row {number}: not readable JSON ({shown(str(e), 100)})") from e
+
+
+def _nonblank(lines: Iterable[str]) -> Iterator[str]:
+    """The non-blank lines; a file that is not UTF-8 text (or a broken gzip) is
+    ``InvalidInput``."""
+    iterator = iter(lines)
+    while True:
+        try:
+            line = next(iterator)
+        except StopIteration:
+            return
+        except (UnicodeDecodeError, EOFError, OSError, zlib.error) as e:
+            raise InvalidInput(
+                f"cannot read the export ({e}); pass a file written by `linkmem export` "
+                "(UTF-8 JSONL, gzipped when the name ends in .gz)"
+            ) from e
+        if line.strip():
+            yield line
+
+
+def _check_file(value: Any, what: str, method: str) -> None:
+    """A path naming a file, or a file object with ``method`` (read or write)."""
+    if isinstance(value, str | Path):
+        if not Path(value).name:
+            raise InvalidInput(f"{what} {shown(str(value))} names no file; pass a file path")
+    elif not callable(getattr(value, method, None)):
+        raise InvalidInput(
+            f"{what} must be a path or a text file object with .{method}(), got "
+            f"{type(value).__name__}"
+        )
 
 
 @contextmanager
@@ -112,10 +148,12 @@ class Transfer:
         """Write this whole collection (memories with vectors, entities, links, history) as
         JSONL to a path or a text file object; ``restore`` reads it into any backend."""
         started = time.perf_counter()
+        _check_file(destination, "destination", "write")
+        batch_size = validate_batch_size(batch_size)
         counts = {"memory": 0, "entity": 0, "link": 0, "history": 0}
         with _writer(destination) as out:
             for row in self.store.export_records(batch_size):
-                out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+                _write_row(out, row)
                 if row["type"] in counts:
                     counts[row["type"]] += 1
         return _report(destination, counts, started)
@@ -128,6 +166,10 @@ class Transfer:
         path or a seekable file): on any problem nothing is written. Then the rows are
         written ``batch_size`` per transaction; ``progress(n)`` is told of rows read."""
         started = time.perf_counter()
+        _check_file(source, "source", "read")
+        batch_size = validate_batch_size(batch_size)
+        if progress is not None and not callable(progress):
+            raise InvalidInput(f"progress must be a function or None, got {shown(progress)}")
         if _rewindable(source):
             start = None if isinstance(source, str | Path) else source.tell()
             with _reader(source) as rows:
@@ -137,6 +179,17 @@ class Transfer:
         with _reader(source) as rows:
             counts = self.store.import_records(_counted(rows, progress), batch_size)
         return _report(source, counts, started)
+
+
+def _write_row(out: IO[str], row: dict[str, Any]) -> None:
+    try:
+        out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+    except UnicodeEncodeError as e:
+        which = row.get("id") or row.get("memory_id")
+        raise InvalidInput(
+            f"{row['type']} {which!r} holds a lone surrogate, which is not valid Unicode (an "
+            "older linkmem stored it); update or delete it, then export again"
+        ) from e
 
 
 def _report(where: Source, counts: dict[str, int], started: float) -> Result:

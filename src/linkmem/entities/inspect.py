@@ -41,10 +41,12 @@ class EntityInspection:
     ) -> Result:
         """A scope's entities with kind and link count; ``order``: links, text or recent."""
         self._require_entities()
-        if order not in ORDERS:
-            raise InvalidInput(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+        if not isinstance(order, str) or order not in ORDERS:
+            raise InvalidInput(f"order must be one of {', '.join(ORDERS)}, got {v.shown(order)}")
         scope = v.make_scope(user_id, agent_id, run_id)
-        rows = self.store.list_entities(scope, order, v.validate_top_k(limit, "limit"), offset)
+        rows = self.store.list_entities(
+            scope, order, v.validate_top_k(limit, "limit"), v.validate_offset(offset)
+        )
         return {"results": [e.to_dict() for e in rows]}
 
     def entity_memories(
@@ -115,7 +117,7 @@ class EntityInspection:
     ) -> Result:
         """Rename an entity; if the new name is another entity of the scope, merge into it."""
         found = self._resolve_entity(entity, user_id, agent_id, run_id)
-        text = v.validate_text(new_name, 200, "new_name")
+        text = v.validate_text(new_name, v.MAX_NAME_CHARS, "new_name")
         key = normalise_key(text)
         with self.store.transaction():
             twin = self.store.find_entities(found.scope, [key]).get(key)
@@ -131,7 +133,8 @@ class EntityInspection:
         self._require_entities()
         scope = v.make_scope(user_id, agent_id, run_id)
         if not isinstance(entity, str) or not entity.strip():
-            raise InvalidInput("entity must be an entity id or name")
+            raise InvalidInput(f"entity must be an entity id or name, got {v.shown(entity)}")
+        v.check_storable(entity, "entity")
         by_id = self.store.get_entities([entity.strip()])
         if by_id and scope.contains(by_id[0].scope):
             return by_id[0]
@@ -139,7 +142,7 @@ class EntityInspection:
         matches = [e for e in self._entities_named(scope, key)]
         if not matches:
             raise NotFound(
-                f"no entity {entity!r} in this scope; list them with entities() "
+                f"no entity {v.shown(entity)} in this scope; list them with entities() "
                 "(CLI: linkmem entities list)"
             )
         return max(matches, key=lambda e: e.link_count)

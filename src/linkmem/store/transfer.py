@@ -14,7 +14,12 @@ An export is one JSON object per line, in this order:
 5. ``history`` rows: ``memory_id``, ``event``, ``old_text``, ``new_text``, ``created_at``,
    ``role``, ``actor_id``, oldest first (kept for deleted memories too).
 
-Every row has a ``type`` naming its kind. Vectors are base64 of little-endian float32 bytes (the
+Every row has a ``type`` naming its kind. Rows are held to the storage rules of new writes
+(``linkmem.validation``: no NUL or lone surrogates, valid scope ids, plain JSON metadata with
+64-bit integers and finite numbers, finite vectors), so a row one backend could not store is
+refused by the check before anything is written; the size limits of new writes
+(``max_text_chars``, ``max_metadata_bytes``) do not apply: a restore brings back what was
+stored. Vectors are base64 of little-endian float32 bytes (the
 on-disk format of the SQLite store), so they move between backends bit for bit. BM25 terms are
 not exported: they are recomputed from the text on import (``linkmem.rank.terms``).
 
@@ -37,6 +42,13 @@ from linkmem.errors import EmbedderMismatch, InvalidInput
 from linkmem.rank.terms import terms
 from linkmem.store.base import NewEntity, NewMemory
 from linkmem.types import SCOPE_KEYS, EntityRecord, HistoryEvent, MemoryRecord, Scope
+from linkmem.validation import (
+    check_storable,
+    shown,
+    validate_batch_size,
+    validate_metadata,
+    validate_scope_id,
+)
 
 FORMAT = "linkmem-export"
 VERSION = 1
@@ -112,7 +124,13 @@ def decode_vector(text: str, dim: int, where: str) -> np.ndarray:
             f"{where}: vector has {len(raw) // 4} dimensions, the header says {dim}; "
             "the file is damaged or was edited"
         )
-    return np.frombuffer(raw, dtype="<f4")
+    vector = np.frombuffer(raw, dtype="<f4")
+    if not np.isfinite(vector).all():
+        raise InvalidInput(
+            f"{where}: vector holds NaN or infinity, which PostgreSQL cannot store; the file "
+            "is damaged or was edited"
+        )
+    return vector
 
 
 # rows out ---------------------------------------------------------------------------------------
@@ -190,7 +208,7 @@ def check_fields(row: Any, where: str) -> str:
     spec = FIELDS.get(kind) if isinstance(kind, str) else None
     if spec is None:
         raise InvalidInput(
-            f"{where}: unknown row type {kind!r}; expected one of {', '.join(FIELDS)}"
+            f"{where}: unknown row type {shown(kind)}; expected one of {', '.join(FIELDS)}"
         )
     keys = set(row) - {"type"}
     missing, unknown = sorted(spec.keys() - keys), sorted(keys - spec.keys())
@@ -201,7 +219,9 @@ def check_fields(row: Any, where: str) -> str:
     for key, types in spec.items():
         if not isinstance(row[key], types) or isinstance(row[key], bool):
             names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
-            raise InvalidInput(f"{where}: {kind} {key!r} must be {names}, got {row[key]!r:.60}")
+            raise InvalidInput(f"{where}: {kind} {key!r} must be {names}, got {shown(row[key])}")
+        if isinstance(row[key], str):
+            check_storable(row[key], f"{where}: {kind} {key}")
     return kind
 
 
@@ -220,7 +240,7 @@ def check_header(row: Any) -> Row:
             f"reads ({VERSION}); upgrade linkmem"
         )
     if row["vector_encoding"] != VECTOR_ENCODING:
-        raise InvalidInput(f"{where}: unknown vector_encoding {row['vector_encoding']!r}")
+        raise InvalidInput(f"{where}: unknown vector_encoding {shown(row['vector_encoding'])}")
     return row
 
 
@@ -234,16 +254,19 @@ def check_embedder(header: Row, stored: str | None, dim: int) -> None:
         )
 
 
-def _scope(row: Row) -> Scope:
-    return Scope(*(row[k] for k in SCOPE_KEYS))
+def _scope(row: Row, where: str) -> Scope:
+    try:
+        return Scope(*(validate_scope_id(k, row[k]) for k in SCOPE_KEYS))
+    except InvalidInput as e:
+        raise InvalidInput(f"{where}: {e}") from e
 
 
 def parse_memory(row: Row, dim: int, where: str) -> NewMemory:
     record = MemoryRecord(
         row["id"],
         row["text"],
-        _scope(row),
-        row["metadata"],
+        _scope(row, where),
+        validate_metadata(row["metadata"], max_bytes=None, what=f"{where}: memory metadata"),
         row["created_at"],
         row["updated_at"],
         row["role"],
@@ -264,7 +287,8 @@ class ImportedEntity:
 
 def parse_entity(row: Row, dim: int, where: str) -> ImportedEntity:
     vector = decode_vector(row["vector"], dim, where)
-    entity = NewEntity(row["id"], row["text"], row["key"], row["kind"], _scope(row), vector)
+    scope = _scope(row, where)
+    entity = NewEntity(row["id"], row["text"], row["key"], row["kind"], scope, vector)
     if entity.scope.is_empty():
         raise InvalidInput(f"{where}: entity {entity.id!r} has no user_id, agent_id or run_id")
     return ImportedEntity(entity, row["created_at"])
@@ -325,8 +349,7 @@ class ImportBatch:
 
 def import_batches(rows: Iterator[Any], size: int, dim: int) -> Iterator[ImportBatch]:
     """Parse and check the rows after the header, ``size`` rows per batch."""
-    if size < 1:
-        raise InvalidInput(f"batch size must be at least 1, got {size}")
+    validate_batch_size(size)
     batch = ImportBatch(first=2)
     for number, row in enumerate(rows, 2):
         batch.add(row, number, dim)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from typing import Any
 
 from linkmem.errors import InvalidInput, LinkmemError
@@ -24,11 +25,26 @@ from linkmem.store.transfer import (
     memory_row,
     runs,
 )
-from linkmem.types import EntityRecord, HistoryEvent, MemoryRecord
+from linkmem.types import EntityRecord, HistoryEvent, MemoryRecord, Scope
 
 
 def _repeated(values: Iterable[Any]) -> set[Any]:
     return {v for v, n in Counter(values).items() if n > 1}
+
+
+@dataclass
+class _Seen:
+    """Ids and entity keys of the batches checked so far in one import: a dry run writes
+    none of them, so the store alone cannot tell that a later batch repeats one."""
+
+    memories: set[str] = field(default_factory=set)
+    entities: set[str] = field(default_factory=set)
+    keys: set[tuple[Scope, str]] = field(default_factory=set)
+
+    def add(self, batch: ImportBatch) -> None:
+        self.memories.update(m.record.id for m in batch.memories)
+        self.entities.update(e.entity.id for e in batch.entities)
+        self.keys.update((e.entity.scope, e.entity.key) for e in batch.entities)
 
 
 class TransferMixin:
@@ -91,7 +107,9 @@ class TransferMixin:
     ) -> dict[str, int]:
         """Write the rows of an export (header first), ``batch_size`` rows per transaction,
         keeping ids, timestamps and vectors. A batch whose ids already exist here is refused
-        whole (``InvalidInput``). ``dry_run`` checks every row and id without writing."""
+        whole (``InvalidInput``), and so is a link to an id that is neither in the export
+        nor here. ``dry_run`` checks every row and id without writing: what it accepts, the
+        import writes whole."""
         store: Any = self
         iterator = iter(rows)
         header = check_header(next(iterator, None))
@@ -100,9 +118,12 @@ class TransferMixin:
         if stored is None and header["embedder"] and not dry_run:
             store.set_meta("embedder", header["embedder"])
         counts: Counter[str] = Counter()
+        seen = _Seen()
         for batch in import_batches(iterator, batch_size, self.dim):
             try:
-                self._check_new(batch)
+                self._check_new(batch, seen)
+                self._check_links(batch, seen)
+                seen.add(batch)
                 if not dry_run:
                     self._write(batch)
             except LinkmemError as e:
@@ -112,21 +133,39 @@ class TransferMixin:
         _check_counts(header, counts)
         return {kind: counts[kind] for kind in KINDS}
 
-    def _check_new(self, batch: ImportBatch) -> None:
-        """Refuse ids (and entity keys) that repeat in the batch or already exist here."""
+    def _check_new(self, batch: ImportBatch, seen: _Seen) -> None:
+        """Refuse ids (and entity keys) that repeat in the export or already exist here."""
         store: Any = self
         ids = [m.record.id for m in batch.memories]
-        taken = _repeated(ids) | {r.id for r in store.get_memories(ids)}
+        taken = _repeated(ids) | (seen.memories & set(ids))
+        taken |= {r.id for r in store.get_memories(ids)}
         if taken:
             raise InvalidInput(_taken("memory ids", taken))
         ids = [e.entity.id for e in batch.entities]
-        taken = _repeated(ids) | {r.id for r in store.get_entities(ids)}
+        taken = _repeated(ids) | (seen.entities & set(ids))
+        taken |= {r.id for r in store.get_entities(ids)}
         keys = [(e.entity.scope, e.entity.key) for e in batch.entities]
-        taken |= {key for _, key in _repeated(keys)}
+        taken |= {key for _, key in _repeated(keys) | (seen.keys & set(keys))}
         for scope in {scope for scope, _ in keys}:
             taken |= set(store.find_entities(scope, [k for s, k in keys if s == scope]))
         if taken:
             raise InvalidInput(_taken("entity ids or keys", taken))
+
+    def _check_links(self, batch: ImportBatch, seen: _Seen) -> None:
+        """Refuse links to memories or entities that are neither in the export nor here."""
+        store: Any = self
+        memories = {m for m, _ in batch.links} - seen.memories
+        memories -= {m.record.id for m in batch.memories}
+        missing = memories - {r.id for r in store.get_memories(sorted(memories))}
+        entities = {e for _, e in batch.links} - seen.entities
+        entities -= {e.entity.id for e in batch.entities}
+        missing |= entities - {r.id for r in store.get_entities(sorted(entities))}
+        if missing:
+            shown = ", ".join(repr(i) for i in sorted(missing)[:5])
+            raise InvalidInput(
+                f"links name ids that are neither in the export nor in the target store: "
+                f"{shown}; the file is damaged or was edited, and this batch was not written"
+            )
 
     def _write(self, batch: ImportBatch) -> None:
         store: Any = self
