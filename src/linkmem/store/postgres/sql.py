@@ -7,7 +7,6 @@ identifiers of one collection), never from user input.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,20 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from linkmem.errors import ConfigError
 from linkmem.filters import Cond, Node, compile_filter
-
-_COLLECTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
-
-
-def check_collection(name: str) -> str:
-    """A collection name, lower-cased (PostgreSQL folds unquoted names the same way)."""
-    if not isinstance(name, str) or not _COLLECTION.match(name):
-        raise ConfigError(
-            f"collection {name!r} is not a valid name: use letters, digits and _ "
-            "(at most 41 characters, not starting with a digit)"
-        )
-    return name.lower()
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,12 @@ from typing import Any, TypeVar
 
 from linkmem.errors import ConfigError
 from linkmem.store.base import Capabilities, StoreInfo
+from linkmem.store.names import check_collection
 from linkmem.store.postgres import schema, sql
 from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.entities import EntityTables
 from linkmem.store.postgres.memories import MemoryTables
-from linkmem.store.postgres.sql import Tables, check_collection
+from linkmem.store.postgres.sql import Tables
 from linkmem.store.postgres.transfer import TransferTables
 from linkmem.types import HistoryEvent
 

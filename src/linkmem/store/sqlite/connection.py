@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from linkmem.errors import ConfigError, StoreError
+from linkmem.errors import StoreError
+from linkmem.store import names
 from linkmem.store.sqlite.driver import sqlite3
 from linkmem.store.sqlite.schema import open_database
 
-_COLLECTION = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
-
 
 def check_collection(name: str) -> str:
-    if not _COLLECTION.match(name):
-        raise ConfigError(
-            f"collection {name!r} is not a valid name: use letters, digits and _ "
-            "(at most 41 characters, not starting with a digit)"
-        )
-    return name
+    """The collection-name rule of every backend (``linkmem.store.names``): case-insensitive,
+    folded to lower case."""
+    return names.check_collection(name)
 
 
 class Connection:
