@@ -17,6 +17,7 @@ from linkmem.entities.linker import apply_links, plan_links
 from linkmem.errors import ConfigError, EmbedderMismatch, NotFound
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import parse_filters
+from linkmem.integrity import check_store
 from linkmem.rank.context import contextual_vectors
 from linkmem.rank.terms import terms, terms_batch
 from linkmem.search import SearchRequest, Signals, run_search
@@ -31,6 +32,22 @@ Result = dict[str, Any]
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _in_scope(found: list[MemoryRecord], memory_id: str, scope: Scope) -> MemoryRecord:
+    if not found or not scope.contains(found[0].scope):
+        raise NotFound(f"no memory with id {memory_id!r} in this scope; check the id")
+    return found[0]
+
+
+def _history(
+    record: MemoryRecord,
+    event: str,
+    old_text: str | None,
+    new_text: str | None,
+    at: str,
+) -> HistoryEvent:
+    return HistoryEvent(record.id, event, old_text, new_text, at, record.role, record.actor_id)
 
 
 class Memory(EntityInspection, Transfer):
@@ -107,9 +124,8 @@ class Memory(EntityInspection, Transfer):
         if infer:
             raise ConfigError("infer=True needs an LLM, and none is configured; use infer=False")
         scope = v.make_scope(user_id, agent_id, run_id)
-        metas = list(metadata) if metadata is not None else [None] * len(items)
-        if len(metas) != len(items):
-            raise v.InvalidInput("metadata must have one entry per item")
+        items = v.validate_items(items)
+        metas = v.validate_metadata_list(metadata, len(items))
         records = self._new_records(items, metas, scope)
         with single_threaded_blas():
             self._write_new(records)
@@ -118,9 +134,9 @@ class Memory(EntityInspection, Transfer):
     def _new_records(
         self, items: Sequence[Any], metas: list[Any], scope: Scope
     ) -> list[MemoryRecord]:
-        max_chars = self.settings.max_text_chars
+        max_chars, max_bytes = self.settings.max_text_chars, self.settings.max_metadata_bytes
         parsed = [
-            (v.normalise_messages(i, max_chars), v.validate_metadata(m))
+            (v.normalise_messages(i, max_chars), v.validate_metadata(m, max_bytes))
             for i, m in zip(items, metas)
         ]
         start = _now()
@@ -151,10 +167,7 @@ class Memory(EntityInspection, Transfer):
         )
         plan = self._plan(texts)
         new = [NewMemory(r, vec, t) for r, vec, t in zip(records, vectors, terms_batch(texts))]
-        history = [
-            HistoryEvent(r.id, "ADD", None, r.text, r.created_at, r.role, r.actor_id)
-            for r in records
-        ]
+        history = [_history(r, "ADD", None, r.text, r.created_at) for r in records]
         with self.store.transaction():
             self.store.put_memories(new)
             if plan is not None:
@@ -182,47 +195,85 @@ class Memory(EntityInspection, Transfer):
         agent_id: Any = None,
         run_id: Any = None,
     ) -> Result:
-        """Change a memory's text (re-embedded, re-indexed, re-linked) and/or merge metadata."""
-        old = self._get_in_scope(memory_id, user_id, agent_id, run_id)
+        """Change a memory's text (re-embedded, re-indexed, re-linked) and/or merge metadata.
+
+        The old record is read inside the write transaction, with its row locked: two updates
+        of one memory never lose each other's change, and one racing a delete is ``NotFound``.
+        """
+        scope = v.lookup_scope(user_id, agent_id, run_id)
+        self._get_in_scope(memory_id, scope)
         if text is None and metadata is None:
             raise v.InvalidInput("update needs text or metadata; pass at least one")
-        new_text = old.text if text is None else v.validate_text(text, self.settings.max_text_chars)
-        merged = {**old.metadata, **v.validate_metadata(metadata)}
-        at = _now().isoformat()
-        record = MemoryRecord(
-            old.id, new_text, old.scope, merged, old.created_at, at, old.role, old.actor_id
-        )
-        changed = new_text != old.text
-        with single_threaded_blas():
-            vector = self.embedder.embed_batch([new_text])[0] if changed else None
-            plan = self._plan([new_text]) if changed else None
+        new_text = None if text is None else v.validate_text(text, self.settings.max_text_chars)
+        new_meta = v.validate_metadata(metadata)
+        with single_threaded_blas():  # the models run before the transaction, not inside it
+            vector = None if new_text is None else self.embedder.embed_batch([new_text])[0]
+            plan = None if new_text is None else self._plan([new_text])
         with self.store.transaction():
-            self.store.update_memory(record, vector, terms(new_text) if changed else None)
+            old = self._lock_in_scope(memory_id, scope)
+            record = self._updated_record(old, new_text, new_meta)
+            changed = record.text != old.text
+            self.store.update_memory(
+                record, vector if changed else None, terms(record.text) if changed else None
+            )
             if changed:
                 touched = self.store.unlink_memories([old.id])
                 if plan is not None:
                     apply_links(self.store, old.scope, [old.id], plan, self.settings.retrieval)
                 self.store.drop_orphan_entities(touched)
             self.store.append_history(
-                [HistoryEvent(old.id, "UPDATE", old.text, new_text, at, old.role, old.actor_id)]
+                [_history(old, "UPDATE", old.text, record.text, record.updated_at)]
             )
         return {"results": [{**record.to_dict(), "event": "UPDATE"}]}
+
+    @staticmethod
+    def _updated_record(
+        old: MemoryRecord, text: str | None, metadata: dict[str, Any]
+    ) -> MemoryRecord:
+        return MemoryRecord(
+            old.id,
+            old.text if text is None else text,
+            old.scope,
+            {**old.metadata, **metadata},
+            old.created_at,
+            _now().isoformat(),
+            old.role,
+            old.actor_id,
+        )
 
     def delete(
         self, memory_id: str, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
     ) -> Result:
         """Delete one memory, its links, and entities left with no links."""
-        record = self._get_in_scope(memory_id, user_id, agent_id, run_id)
-        self._delete_records([record])
+        scope = v.lookup_scope(user_id, agent_id, run_id)
+        self._get_in_scope(memory_id, scope)
+        with self.store.transaction():
+            record = self._lock_in_scope(memory_id, scope)
+            self._delete_records([record])
         return {"results": [{"id": record.id, "event": "DELETE"}]}
 
     def delete_all(
-        self, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
+        self,
+        *,
+        user_id: Any = None,
+        agent_id: Any = None,
+        run_id: Any = None,
+        across_users: bool = False,
     ) -> Result:
-        """Delete every memory of a scope (at least one scope id is required)."""
+        """Delete every memory of a scope (at least one scope id is required).
+
+        A scope without ``user_id`` that holds memories of several users (an agent that
+        serves many users, say) is refused unless ``across_users=True`` says so.
+        """
         scope = v.make_scope(user_id, agent_id, run_id)
         with self.store.transaction():
-            records = self.store.get_memories(self.store.memory_ids(scope))
+            records = self.store.lock_memories(self.store.memory_ids(scope))
+            users = {r.scope.user_id for r in records}
+            if scope.user_id is None and len(users) > 1 and not across_users:
+                raise v.InvalidInput(
+                    f"this scope holds memories of {len(users)} users; pass user_id to delete "
+                    "one user's memories, or across_users=True to delete them all"
+                )
             self._delete_records(records)
         return {"results": [{"id": r.id, "event": "DELETE"} for r in records]}
 
@@ -233,12 +284,7 @@ class Memory(EntityInspection, Transfer):
             touched = self.store.unlink_memories(ids)
             self.store.delete_memories(ids)
             self.store.drop_orphan_entities(touched)
-            self.store.append_history(
-                [
-                    HistoryEvent(r.id, "DELETE", r.text, None, at, r.role, r.actor_id)
-                    for r in records
-                ]
-            )
+            self.store.append_history([_history(r, "DELETE", r.text, None, at) for r in records])
 
     def reset(self) -> Result:
         """Delete everything in this collection: memories, entities, links and history."""
@@ -261,6 +307,8 @@ class Memory(EntityInspection, Transfer):
     ) -> Result:
         """Hybrid search (dense + BM25 + entity links) in a scope; ``threshold`` gates the
         returned score; ``explain=True`` adds each score component."""
+        if signals is not None and not isinstance(signals, Signals):
+            raise v.InvalidInput(f"signals must be a Signals or None, got {type(signals).__name__}")
         scope_kwargs, rest = v.lift_scope_from_filters(
             filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
         )
@@ -283,7 +331,7 @@ class Memory(EntityInspection, Transfer):
         self, memory_id: str, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
     ) -> Result:
         """One memory by id (checked against the scope when one is given)."""
-        return self._get_in_scope(memory_id, user_id, agent_id, run_id).to_dict()
+        return self._get_in_scope(memory_id, v.lookup_scope(user_id, agent_id, run_id)).to_dict()
 
     def get_all(
         self,
@@ -301,35 +349,44 @@ class Memory(EntityInspection, Transfer):
         )
         scope = v.make_scope(**scope_kwargs)
         records = self.store.list_memories(
-            scope, parse_filters(rest), v.validate_top_k(limit, "limit"), max(0, int(offset))
+            scope, parse_filters(rest), v.validate_top_k(limit, "limit"), v.validate_offset(offset)
         )
         return {"results": [r.to_dict() for r in records]}
 
     def history(
         self, memory_id: str, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
     ) -> Result:
-        """ADD / UPDATE / DELETE events of a memory, oldest first (kept after delete)."""
+        """ADD / UPDATE / DELETE events of a memory, oldest first.
+
+        Kept after delete, but a deleted memory's scope is no longer known: its history is
+        returned only to calls by id alone (no scope), never to a scoped (tenant's) call.
+        """
         memory_id = v.validate_memory_id(memory_id)
         scope = v.lookup_scope(user_id, agent_id, run_id)
         live = self.store.get_memories([memory_id])
         if live and not scope.contains(live[0].scope):
             raise NotFound(f"no memory with id {memory_id!r} in this scope; check the id")
         events = self.store.history(memory_id)
-        if not events:
-            raise NotFound(f"no memory or history with id {memory_id!r}; check the id")
+        if not events or (not live and not scope.is_empty()):
+            raise NotFound(f"no memory or history with id {memory_id!r} in this scope")
         return {"results": [e.to_dict() for e in events]}
 
-    def _get_in_scope(
-        self, memory_id: Any, user_id: Any, agent_id: Any, run_id: Any
-    ) -> MemoryRecord:
-        memory_id = v.validate_memory_id(memory_id)
-        found = self.store.get_memories([memory_id])
-        scope = v.lookup_scope(user_id, agent_id, run_id)
-        if not found or not scope.contains(found[0].scope):
-            raise NotFound(f"no memory with id {memory_id!r} in this scope; check the id")
-        return found[0]
+    def _get_in_scope(self, memory_id: Any, scope: Scope) -> MemoryRecord:
+        found = self.store.get_memories([v.validate_memory_id(memory_id)])
+        return _in_scope(found, memory_id, scope)
+
+    def _lock_in_scope(self, memory_id: str, scope: Scope) -> MemoryRecord:
+        """Inside a write transaction: the record, locked until the transaction ends."""
+        return _in_scope(self.store.lock_memories([memory_id.strip()]), memory_id, scope)
 
     # lifecycle -------------------------------------------------------------------------------
+    def check(self, *, repair: bool = False) -> dict[str, Any]:
+        """Verify the store's invariants (``linkmem.store.audit``): ``{"ok", "repaired",
+        "memories", "entities", "problems": [{"kind", "count", "detail", "examples"}]}``;
+        ``repair=True`` rebuilds what can be rebuilt from the texts, then checks again."""
+        with single_threaded_blas():
+            return check_store(self.store, self.embedder, repair)
+
     def status(self) -> dict[str, Any]:
         """What ``linkmem doctor`` shows: store, models, pipelines, counts."""
         info = self.store.info()

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -61,6 +61,10 @@ class StoreInfo:
     backend: str
     location: str
     details: dict[str, Any] = field(default_factory=dict)
+
+
+if TYPE_CHECKING:
+    from linkmem.store.audit import AuditReport
 
 
 @runtime_checkable
@@ -211,6 +215,15 @@ class Store(Protocol):
         ``batch_size`` rows. Raises ``EmbedderMismatch`` for another embedder's export and
         ``InvalidInput`` (nothing of that batch written) for ids that already exist;
         ``dry_run`` checks everything without writing. Returns rows per kind."""
+        ...
+
+    # integrity (``linkmem.store.audit``) --------------------------------------------------------
+    def audit(self, batch_size: int = 1000) -> AuditReport:
+        """Every invariant of a consistent store, checked from one snapshot."""
+        ...
+
+    def repair_bookkeeping(self) -> None:
+        """Drop stray postings and recompute each scope's BM25 statistics from its memories."""
         ...
 
     # housekeeping ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from linkmem.errors import ConfigError
 from linkmem.store.base import Capabilities, StoreInfo
 from linkmem.store.names import check_collection
 from linkmem.store.postgres import schema, sql
+from linkmem.store.postgres.audit import AuditTables
 from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.entities import EntityTables
 from linkmem.store.postgres.memories import MemoryTables
@@ -23,7 +24,7 @@ BM25_EXTENSIONS = ("pg_search", "pg_textsearch", "vchord_bm25")
 T = TypeVar("T")
 
 
-class PostgresStore(MemoryTables, EntityTables, TransferTables):
+class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables):
     """Implements ``linkmem.store.base.Store`` on PostgreSQL with pgvector >= 0.8."""
 
     capabilities = Capabilities(

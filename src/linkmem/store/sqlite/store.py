@@ -8,6 +8,7 @@ from pathlib import Path
 
 from linkmem.store.base import Capabilities, StoreInfo
 from linkmem.store.sqlite import schema
+from linkmem.store.sqlite.audit import AuditTables
 from linkmem.store.sqlite.connection import Connection, check_collection
 from linkmem.store.sqlite.driver import sqlite3
 from linkmem.store.sqlite.entities import EntityTables
@@ -17,7 +18,7 @@ from linkmem.store.vectors import DEFAULT_CACHE_BYTES
 from linkmem.types import HistoryEvent
 
 
-class SQLiteStore(MemoryTables, EntityTables, TransferTables):
+class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables):
     """Implements ``linkmem.store.base.Store`` on one SQLite file."""
 
     capabilities = Capabilities(

@@ -1,0 +1,67 @@
+"""The SQLite hooks of ``Store.audit``: postings per memory and the BM25 bookkeeping."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from linkmem.store.audit import AuditMixin
+from linkmem.store.base import iter_chunks
+from linkmem.store.sqlite.connection import Connection, placeholders
+
+CHUNK = 900
+
+
+class AuditTables(AuditMixin):
+    db: Connection
+    c: str
+
+    def postings_of(self, ids: Sequence[str]) -> dict[str, tuple[int, Counter[str]]]:
+        found: dict[str, tuple[int, Counter[str]]] = {}
+        for chunk in iter_chunks(list(ids), CHUNK):
+            marks = placeholders(len(chunk))
+            for memory_id, doc_len in self.db.rows(
+                f"SELECT id, doc_len FROM {self.c} WHERE id IN ({marks})", chunk
+            ):
+                found[memory_id] = (doc_len, Counter())
+            for memory_id, term, tf in self.db.rows(
+                f"SELECT m.id, p.term, p.tf FROM {self.c}_postings p JOIN {self.c} m "
+                f"ON m.rowid = p.memory WHERE m.id IN ({marks})",
+                chunk,
+            ):
+                found[memory_id][1][term] = tf
+        return found
+
+    def bookkeeping_problems(self) -> dict[str, list[str]]:
+        stale = self.db.rows(
+            f"SELECT s.user_id, s.agent_id, s.run_id FROM {self.c}_scopes s LEFT JOIN "
+            f"(SELECT scope_id, count(*) AS n, sum(doc_len) AS total FROM {self.c} "
+            "GROUP BY scope_id) m ON m.scope_id = s.id "
+            "WHERE s.n_docs != coalesce(m.n, 0) OR s.total_len != coalesce(m.total, 0)"
+        )
+        stray = self.db.rows(
+            f"SELECT DISTINCT p.memory FROM {self.c}_postings p LEFT JOIN {self.c} m "
+            "ON m.rowid = p.memory WHERE m.rowid IS NULL OR m.scope_id != p.scope_id "
+            "OR m.doc_len != p.doc_len"
+        )
+        return {
+            "stale_stats": [f"{u}/{a}/{r}" for u, a, r in stale],
+            "stray_postings": [f"row {r[0]}" for r in stray],
+        }
+
+    def repair_bookkeeping(self) -> None:
+        with self.db.transaction():
+            self.db.run(
+                f"DELETE FROM {self.c}_postings WHERE memory NOT IN (SELECT rowid FROM {self.c}) "
+                f"OR scope_id != (SELECT scope_id FROM {self.c} m WHERE m.rowid = memory)"
+            )
+            self.db.run(
+                f"UPDATE {self.c}_postings SET doc_len = (SELECT doc_len FROM {self.c} m "
+                "WHERE m.rowid = memory)"
+            )
+            of_scope = f"FROM {self.c} m WHERE m.scope_id = {self.c}_scopes.id"
+            self.db.run(
+                f"UPDATE {self.c}_scopes SET n_docs = (SELECT count(*) {of_scope}), "
+                f"total_len = (SELECT coalesce(sum(doc_len), 0) {of_scope}), "
+                "mem_version = mem_version + 1"
+            )
