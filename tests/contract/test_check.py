@@ -1,4 +1,4 @@
-"""Contract: ``Memory.check`` finds each broken invariant and ``repair=True`` rebuilds what it can."""
+"""Contract: ``Memory.check`` finds each broken invariant; ``repair=True`` rebuilds what it can."""
 
 from __future__ import annotations
 
