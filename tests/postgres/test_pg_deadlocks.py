@@ -1,6 +1,6 @@
 """Concurrent deletes, updates and adds on shared entities never deadlock on PostgreSQL, and
 leave a consistent store (no link to a missing memory, no entity without links, BM25 stats
-that match the rows)."""
+that match the rows). A deadlock that happens anyway re-runs the outermost transaction."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 
+import psycopg
 import pytest
 from helpers import CapitalisedWordsExtractor
 
-from linkmem import Memory, NotFound
+from linkmem import Memory, NotFound, StoreError
 from linkmem.embed.fake import FakeEmbedder
+from linkmem.store.postgres import PostgresStore, connection
 
 pytestmark = pytest.mark.postgres
 
@@ -110,3 +112,80 @@ def test_concurrent_deletes_updates_and_adds_on_shared_entities(shared_memory):
         errors = run_threads(workers)
         assert not errors, [repr(e) for e in errors]
         assert_consistent(memory)
+
+
+# the safety net: re-running the outermost transaction ------------------------------------------
+@pytest.fixture
+def store(pg_dsn_18: str) -> Iterator[PostgresStore]:
+    opened = PostgresStore(pg_dsn_18, 8, "r_" + uuid.uuid4().hex[:12], pool_max=4)
+    opened.set_meta("a", "0")
+    opened.set_meta("b", "0")
+    yield opened
+    opened.close()
+
+
+def lock_meta(store: PostgresStore, key: str) -> None:
+    with store.db.transaction() as conn:
+        store.db.execute(
+            conn,
+            "SELECT value FROM linkmem_meta WHERE key = %s FOR UPDATE",
+            (f"{store.t.c}.{key}",),
+        )
+
+
+def test_a_real_deadlock_is_retried_and_both_transactions_commit(store):
+    both_hold_one = threading.Barrier(2)
+    runs: list[str] = []
+
+    def crosswise(first: str, second: str) -> None:
+        def work() -> None:
+            runs.append(first)
+            lock_meta(store, first)
+            if runs.count(first) == 1:
+                both_hold_one.wait(10)  # each holds one row and wants the other's: deadlock
+            lock_meta(store, second)
+            store.set_meta(first, str(runs.count(first)))
+
+        store.run_in_transaction(work)
+
+    errors = run_threads([lambda: crosswise("a", "b"), lambda: crosswise("b", "a")])
+    assert not errors, [repr(e) for e in errors]
+    assert len(runs) == 3  # PostgreSQL aborted one of the two, and it ran again
+    assert {store.get_meta("a"), store.get_meta("b")} == {"1", "2"}
+
+
+def test_a_conflict_inside_an_open_transaction_goes_up_to_the_outermost(store):
+    runs = {"outer": 0, "inner": 0}
+
+    def inner() -> None:
+        runs["inner"] += 1
+        if runs["inner"] == 1:
+            raise deadlock()
+
+    def outer() -> None:
+        runs["outer"] += 1
+        store.set_meta("a", str(runs["outer"]))
+        store.run_in_transaction(inner)
+
+    store.run_in_transaction(outer)
+    assert runs == {"outer": 2, "inner": 2} and store.get_meta("a") == "2"
+
+
+def test_retries_are_bounded(store):
+    runs = []
+
+    def always() -> None:
+        runs.append(1)
+        raise deadlock()
+
+    with pytest.raises(StoreError, match="40P01"):
+        store.run_in_transaction(always)
+    assert len(runs) == connection.MAX_ATTEMPTS
+
+
+def deadlock() -> Exception:
+    """The error a statement raises when PostgreSQL picks its transaction as the victim."""
+    cause = psycopg.errors.DeadlockDetected("deadlock detected")
+    error = connection.wrap_error(cause, "postgresql://here")
+    error.__cause__ = cause
+    return error
