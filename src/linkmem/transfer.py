@@ -12,7 +12,7 @@ import os
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,8 +47,9 @@ def _writer(destination: Source) -> Iterator[IO[str]]:
         return
     path = Path(destination)
     partial = path.with_name(path.name + ".partial")
+    out = _open_text(partial, "w", gz=path.suffix == ".gz")
     try:
-        with _open_text(partial, "w", gz=path.suffix == ".gz") as out:
+        with out:
             yield out
         os.replace(partial, path)
     finally:
@@ -151,8 +152,9 @@ class Transfer:
         _check_file(destination, "destination", "write")
         batch_size = validate_batch_size(batch_size)
         counts = {"memory": 0, "entity": 0, "link": 0, "history": 0}
-        with _writer(destination) as out:
-            for row in self.store.export_records(batch_size):
+        rows = self.store.export_records(batch_size)
+        with _writer(destination) as out, closing(rows):  # a failed write ends the snapshot
+            for row in rows:
                 _write_row(out, row)
                 if row["type"] in counts:
                     counts[row["type"]] += 1
@@ -181,9 +183,20 @@ class Transfer:
         return _report(source, counts, started)
 
 
+#: Line breaks to ``str.splitlines`` that JSON leaves as they are; escaped (which JSON allows,
+#: as they can only stand in strings), every row is one line to any reader.
+_LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _one_line(text: str) -> str:
+    if any(char in text for char in _LINE_BREAKS):
+        return text.translate(str.maketrans(_LINE_BREAKS))
+    return text
+
+
 def _write_row(out: IO[str], row: dict[str, Any]) -> None:
     try:
-        out.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+        out.write(_one_line(json.dumps(row, ensure_ascii=False, separators=(",", ":"))) + "\n")
     except UnicodeEncodeError as e:
         which = row.get("id") or row.get("memory_id")
         raise InvalidInput(
