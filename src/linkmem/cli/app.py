@@ -9,19 +9,26 @@ from typing import Annotated, Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
+from linkmem import __version__
 from linkmem.errors import LinkmemError
 from linkmem.memory import Memory
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 class LinkmemGroup(TyperGroup):
     """Every command runs below this group's ``invoke``: a ``LinkmemError`` raised anywhere
-    becomes one line on stderr and exit code 1. Usage mistakes keep Typer's exit code 2."""
+    becomes one line on stderr and exit code 1; Ctrl-C becomes one line (the interrupt's
+    message, if a command gave it one) and exit code 130. Usage mistakes keep Typer's exit
+    code 2."""
 
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
         except LinkmemError as e:
             fail(str(e), 1)
+        except KeyboardInterrupt as e:
+            fail(str(e) or "interrupted", EXIT_INTERRUPTED)
 
 
 def fail(message: str, code: int) -> NoReturn:
@@ -35,8 +42,16 @@ app = typer.Typer(
     cls=LinkmemGroup,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,  # locals may hold API keys
-    context_settings={"help_option_names": ["-h", "--help"]},
+    # Plain help: wraps cleanly at 80 columns, no "<bool>" after flags, no boxes.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"linkmem {__version__}")
+        raise typer.Exit()
 
 
 @dataclass(frozen=True)
@@ -74,10 +89,20 @@ def main_options(
     collection: Annotated[
         str | None, typer.Option("--collection", help="Collection (table prefix) to use.")
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            help="Print the version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
 ) -> None:
     """linkmem: long-term memory for AI agents, with entity linking. Offline by default.
 
-    Try [bold]linkmem demo[/bold] first.
+    Try `linkmem demo` first.
     """
     ctx.obj = GlobalOptions(db, store, config, collection)
 

@@ -1,51 +1,26 @@
-"""``linkmem import``: validate a whole file, then write it in batches with a progress bar."""
+"""``linkmem import``: a thin shell over ``linkmem.ingest`` with a progress bar."""
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from linkmem.cli import importer, render
+from linkmem.cli import render
 from linkmem.cli.app import app, open_memory
 from linkmem.cli.options import Agent, Json, Run, User, scope
 from linkmem.errors import LinkmemError
+from linkmem.ingest import FileImport, restore_file
 from linkmem.transfer import export_header
-from linkmem.types import SCOPE_KEYS
 
-
-@dataclass
-class ImportReport:
-    records: int
-    memories: int = 0
-    batches: int = 0
-    started: float = field(default_factory=time.perf_counter)
-    per_scope: dict[importer.ScopeKey, int] = field(default_factory=dict)
-
-    def add(self, batch: importer.Batch, memories: int) -> None:
-        self.memories += memories
-        self.batches += 1
-        self.per_scope[batch.scope] = self.per_scope.get(batch.scope, 0) + memories
-
-    def finish(self) -> dict[str, Any]:
-        seconds = time.perf_counter() - self.started
-        return {
-            "records": self.records,
-            "memories": self.memories,
-            "batches": self.batches,
-            "seconds": round(seconds, 3),
-            "memories_per_second": round(self.memories / seconds, 1) if seconds else None,
-            "scopes": [
-                {**{k: v for k, v in zip(SCOPE_KEYS, key) if v is not None}, "memories": n}
-                for key, n in self.per_scope.items()
-            ],
-        }
+RESUME_HINT = "run the same command with --skip-existing to import the rest without duplicates"
 
 
 @contextmanager
@@ -74,17 +49,47 @@ def import_progress(total: int, enabled: bool) -> Iterator[Callable[[int], None]
 
 
 @contextmanager
-def _stop_note(batch: importer.Batch, report: ImportReport) -> Iterator[None]:
-    """When a batch fails, say what was kept before the error is reported."""
+def _stop_note(job: FileImport) -> Iterator[None]:
+    """When a batch fails or Ctrl-C stops the import, say what was kept and how to go on."""
     try:
         yield
     except LinkmemError:
+        where = job.batch.span if job.batch else "the start"
         typer.echo(
-            f"Import stopped at {batch.span}: that batch was not written; "
-            f"{report.memories} memories from {report.batches} earlier batches were kept.",
+            f"Import stopped at {where}: that batch was not written; "
+            f"{job.report.kept()} were kept.",
             err=True,
         )
         raise
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(
+            f"import interrupted after {job.report.kept()}, which were kept; {RESUME_HINT}"
+        ) from None
+
+
+@contextmanager
+def _ctrl_c_between_batches() -> Iterator[Callable[[], None]]:
+    """The first Ctrl-C stops the import once the batch being written is stored, so the
+    count of kept memories is exact; a second one stops it at once. Yields the check to
+    call between batches."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: None  # signal handlers belong to the main thread
+        return
+    asked: list[bool] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        asked.append(True)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    def stop_if_asked() -> None:
+        if asked:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop_if_asked
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @app.command("import")
@@ -93,7 +98,9 @@ def import_file(
     path: Annotated[
         Path,
         typer.Argument(
-            help="A JSONL file, or a conversation as JSON.", exists=True, dir_okay=False
+            help="A JSONL file, or a conversation as JSON (either may be gzipped).",
+            exists=True,
+            dir_okay=False,
         ),
     ],
     user: User = None,
@@ -107,12 +114,22 @@ def import_file(
             help="Items per add_batch call, or export rows per transaction when restoring.",
         ),
     ] = 256,
+    skip_existing: Annotated[
+        bool,
+        typer.Option(
+            "--skip-existing",
+            help="Skip every text already stored in its scope (or earlier in the file), "
+            "so an interrupted or repeated import can be run again.",
+        ),
+    ] = False,
     as_json: Json = False,
 ) -> None:
-    """Import memories from a JSONL file or a conversation JSON, or restore an export.
+    """Import memories from JSONL or JSON, or restore an export.
 
     Every record is checked first: a bad line is reported with its number and nothing is
-    written.
+    written. Then records are written in batches, each in one transaction. Ctrl-C stops the
+    import after the batch being written (twice: at once); run it again with --skip-existing
+    to import the rest without duplicates.
 
     A file written by `linkmem export` is restored losslessly: same ids, scopes, timestamps,
     vectors, entities, links and history (into a collection holding none of those ids, with
@@ -121,40 +138,55 @@ def import_file(
     JSONL: one object per line with "text" or "messages", optional "metadata", and optional
     "user_id" / "agent_id" / "run_id" that override the command line's scope.
     Conversation JSON: a list of {"role", "content"} messages, or {"messages": [...]}.
+    Gzipped files are recognised by their content, whatever their name.
     """
     header = export_header(path)
     if header is not None:
-        _restore(ctx, path, header, (user, agent, run), batch_size, as_json)
+        _refuse_for_export(user, agent, run, skip_existing=skip_existing)
+        _restore(ctx, path, header, batch_size, as_json)
         return
-    memory = open_memory(ctx)
-    ids = scope(user, agent, run)
-    total = importer.check_records(importer.read_records(path, ids), memory.settings.max_text_chars)
-    report = ImportReport(records=total)
-    with import_progress(total, enabled=not as_json) as advance:
-        for batch in importer.batches(importer.read_records(path, ids), batch_size):
-            with _stop_note(batch, report):
-                result = memory.add_batch(batch.items, **batch.kwargs())
-            report.add(batch, len(result["results"]))
-            advance(len(batch.records))
-    render.emit(report.finish(), as_json, render.import_report)
+    job = FileImport(
+        open_memory(ctx),
+        path,
+        scope(user, agent, run),
+        batch_size=batch_size,
+        skip_existing=skip_existing,
+    )
+    total = job.check()
+    with (
+        import_progress(total, enabled=not as_json) as advance,
+        _stop_note(job),
+        _ctrl_c_between_batches() as stop_if_asked,
+    ):
+
+        def batch_done(records: int) -> None:
+            advance(records)
+            stop_if_asked()
+
+        report = job.run(progress=batch_done)
+    render.emit(report, as_json, render.import_report)
 
 
-def _restore(
-    ctx: typer.Context,
-    path: Path,
-    header: dict[str, Any],
-    scope_ids: tuple[str | None, ...],
-    batch_size: int,
-    as_json: bool,
-) -> None:
+def _refuse_for_export(*scope_ids: str | None, skip_existing: bool) -> None:
     if any(i is not None for i in scope_ids):
         raise typer.BadParameter(
             "an export keeps every memory's own scope; drop --user, --agent and --run",
             param_hint="--user / --agent / --run",
         )
+    if skip_existing:
+        raise typer.BadParameter(
+            "an export is restored whole, into a collection holding none of its ids; "
+            "drop --skip-existing (or restore into another --collection)",
+            param_hint="--skip-existing",
+        )
+
+
+def _restore(
+    ctx: typer.Context, path: Path, header: dict[str, Any], batch_size: int, as_json: bool
+) -> None:
     counts = header.get("counts")
     total = 1 + sum(counts.values()) if isinstance(counts, dict) else 0
     memory = open_memory(ctx)
     with import_progress(total, enabled=not as_json and total > 0) as advance:
-        result = memory.restore(path, batch_size=batch_size, progress=advance)
+        result = restore_file(memory, path, batch_size=batch_size, progress=advance)
     render.emit(result, as_json, lambda r: render.transfer_report(r, "Restored", "from"))

@@ -191,8 +191,29 @@ def import_report(report: Row) -> None:
         f"records in {report['batches']} batches, {report['seconds']:.2f} s"
         + (f" ({rate:,.0f} memories/s)" if rate else "")
     )
+    if report.get("skipped"):
+        out.print(f"Skipped {report['skipped']:,} texts already stored in their scope.")
     for s in report["scopes"]:
         out.print(f"  {scope_label(s)}: {s['memories']:,}")
+
+
+def check_report(report: Row, repair: bool) -> None:
+    """``store is consistent``, or one line per kind of problem and what to do about it."""
+    out = console()
+    done = "Repaired: " if report["repaired"] else ""
+    if report["ok"]:
+        out.print(f"[green]{done}store is consistent[/green]")
+        return
+    for problem in report["problems"]:
+        out.print(
+            f"[red]{escape(problem['kind'])}[/red]: {problem['count']:,} ",
+            Text(problem["detail"]),
+            sep="",
+        )
+    if report["repaired"]:
+        out.print("Repaired the rest; these remain, as they cannot be rebuilt from the texts.")
+    elif not repair:
+        out.print("Run [bold]linkmem check --repair[/bold] to rebuild what can be rebuilt.")
 
 
 def transfer_report(report: Row, verb: str, preposition: str) -> None:

@@ -1,25 +1,27 @@
-"""Reading an import file into records and grouping them into ``add_batch`` calls.
+"""Reading an import file into records, and grouping the records into ``add_batch`` calls.
 
-Two formats:
+Two formats, each plain or gzipped (recognised by its first bytes, whatever the file name):
 
 * JSONL: one object per line with ``text`` (plus optional ``role``/``name``) or ``messages``,
   optional ``metadata``, and optional ``user_id``/``agent_id``/``run_id`` that override the
-  command line's scope for that line.
+  caller's scope for that line.
 * A conversation as JSON: a list of ``{"role", "content"[, "name"]}`` messages, or an object
   ``{"messages": [...]}`` (which may carry ``metadata`` and scope ids too). Each non-system
   message becomes one memory.
 
-Every record is checked with the library's validators before anything is written, and each
-error names the line (or message) it came from.
+Every error raised here is an ``InvalidInput`` that names the line (or message) it came from.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from linkmem import validation
 from linkmem.errors import InvalidInput
@@ -27,6 +29,7 @@ from linkmem.types import SCOPE_KEYS
 
 ScopeKey = tuple[str | None, str | None, str | None]
 RECORD_KEYS = frozenset({"text", "messages", "role", "name", "metadata", *SCOPE_KEYS})
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True)
@@ -91,14 +94,39 @@ def batches(records: Iterator[Record], size: int) -> Iterator[Batch]:
     yield from open_batches.values()
 
 
-# parsing ---------------------------------------------------------------------------------------
+# files -----------------------------------------------------------------------------------------
+def is_gzip(path: Path) -> bool:
+    """True when the file starts with the gzip magic bytes (its name does not matter)."""
+    try:
+        with path.open("rb") as f:
+            return f.read(2) == GZIP_MAGIC
+    except OSError as e:
+        raise InvalidInput(f"cannot read {path}: {e.strerror}") from e
+
+
+@contextmanager
+def open_binary(path: Path) -> Iterator[IO[bytes]]:
+    """The file's bytes, gunzipped when it is gzip; a truncated or corrupt gzip stream is an
+    ``InvalidInput`` that says so."""
+    gz = is_gzip(path)
+    try:
+        with gzip.open(path, "rb") if gz else path.open("rb") as f:
+            yield f
+    except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+        raise InvalidInput(
+            f"{path} is a truncated or corrupt gzip file ({e}); use an intact copy"
+        ) from e
+    except OSError as e:
+        raise InvalidInput(f"cannot read {path}: {e.strerror or e}") from e
+
+
 def _is_jsonl(path: Path) -> bool:
-    suffix = path.suffix.lower()
-    if suffix in {".jsonl", ".ndjson"}:
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith((".jsonl", ".ndjson")):
         return True
-    if suffix == ".json":
+    if name.endswith(".json"):
         return False
-    with _open(path) as f:
+    with open_binary(path) as f:
         first = next((line for line in f if line.strip()), b"")
     try:
         return isinstance(json.loads(first), dict)
@@ -106,15 +134,8 @@ def _is_jsonl(path: Path) -> bool:
         return False  # a pretty-printed document (or not JSON at all: reported later)
 
 
-def _open(path: Path) -> BinaryIO:
-    try:
-        return path.open("rb")
-    except OSError as e:
-        raise InvalidInput(f"cannot read {path}: {e.strerror}") from e
-
-
 def _jsonl_records(path: Path, scope: dict[str, str | None]) -> Iterator[Record]:
-    with _open(path) as f:
+    with open_binary(path) as f:
         for number, raw in enumerate(f, 1):
             where = f"line {number}"
             try:
@@ -130,7 +151,7 @@ def _jsonl_records(path: Path, scope: dict[str, str | None]) -> Iterator[Record]
 
 
 def _document_records(path: Path, scope: dict[str, str | None]) -> Iterator[Record]:
-    with _open(path) as f:
+    with open_binary(path) as f:
         try:
             data = json.load(f)
         except UnicodeDecodeError as e:
