@@ -344,6 +344,7 @@ EXPECTED = {
     "import",
     "export",
     "doctor",
+    "check",
     "reset",
     "demo",
     "entities",

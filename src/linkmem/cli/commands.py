@@ -45,7 +45,10 @@ def add(
     role: Annotated[str, typer.Option(help="Who said it: user, assistant, tool, ...")] = "user",
     as_json: Json = False,
 ) -> None:
-    """Remember one text in a scope (at least one of --user, --agent, --run)."""
+    """Remember one text.
+
+    The scope needs at least one of --user, --agent and --run.
+    """
     meta = parse_json(metadata, "--metadata")
     message = text if role == "user" else {"role": role, "content": text}
     result = open_memory(ctx).add(message, **scope(user, agent, run), metadata=meta)
@@ -65,11 +68,12 @@ def search(
     ] = None,
     filters: Filters = None,
     explain: Annotated[
-        bool, typer.Option(help="Show the score parts: dense, bm25, entity boost, entity.")
+        bool,
+        typer.Option("--explain", help="Show the score parts: dense, bm25, entity boost, entity."),
     ] = False,
     as_json: Json = False,
 ) -> None:
-    """Hybrid search (meaning + keywords + entity links) within a scope."""
+    """Search a scope by meaning, keywords and entity links."""
     result = open_memory(ctx).search(
         query,
         **scope(user, agent, run),
@@ -89,7 +93,7 @@ def list_memories(
     run: Run = None,
     filters: Filters = None,
     limit: Limit = 100,
-    offset: Annotated[int, typer.Option(help="Rows to skip (for paging).")] = 0,
+    offset: Annotated[int, typer.Option(min=0, help="Rows to skip (for paging).")] = 0,
     as_json: Json = False,
 ) -> None:
     """List a scope's memories, newest first."""
@@ -111,7 +115,10 @@ def get(
     run: Run = None,
     as_json: Json = False,
 ) -> None:
-    """Show one memory (checked against the scope when one is given)."""
+    """Show one memory by id.
+
+    With --user, --agent or --run, the memory must be in that scope.
+    """
     result = open_memory(ctx).get(memory_id, **scope(user, agent, run))
     render.emit(result, as_json, render.record)
 
@@ -129,7 +136,10 @@ def update(
     run: Run = None,
     as_json: Json = False,
 ) -> None:
-    """Change a memory's text (re-embedded and re-linked) and/or merge into its metadata."""
+    """Change a memory's text and/or metadata.
+
+    New text is re-embedded and re-linked; --metadata is merged into the old metadata.
+    """
     result = open_memory(ctx).update(
         memory_id, text, parse_json(metadata, "--metadata"), **scope(user, agent, run)
     )
@@ -159,7 +169,7 @@ def delete_all(
     yes: Yes = False,
     as_json: Json = False,
 ) -> None:
-    """Delete every memory of a scope (--user, --agent or --run is required)."""
+    """Delete every memory of a scope (--user, --agent or --run)."""
     ids = scope(user, agent, run)
     chosen = validation.make_scope(**ids)  # fail on a missing scope before asking
     confirm(yes, f"Delete every memory of {render.scope_label(chosen.as_dict())}?")
@@ -171,10 +181,16 @@ def delete_all(
 def history(
     ctx: typer.Context,
     memory_id: MemoryId,
+    user: User = None,
+    agent: Agent = None,
+    run: Run = None,
     as_json: Json = False,
 ) -> None:
-    """Show the ADD / UPDATE / DELETE events of a memory, oldest first."""
-    result = open_memory(ctx).history(memory_id)
+    """Show a memory's ADD / UPDATE / DELETE events, oldest first.
+
+    With --user, --agent or --run, a memory that still exists must be in that scope.
+    """
+    result = open_memory(ctx).history(memory_id, **scope(user, agent, run))
     render.emit(result, as_json, render.history)
 
 
@@ -184,7 +200,10 @@ def reset(
     yes: Yes = False,
     as_json: Json = False,
 ) -> None:
-    """Delete everything in the collection: memories, entities, links and history."""
+    """Delete everything in the collection.
+
+    That is every memory, entity, link and history event, in every scope.
+    """
     ensure_confirmable(yes)  # before opening, so a refused reset creates nothing
     memory = open_memory(ctx)
     confirm(yes, f"Delete everything in {_where(memory.settings)}?")

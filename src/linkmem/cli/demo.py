@@ -6,6 +6,8 @@ touches the user's own store.
 
 from __future__ import annotations
 
+import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -71,10 +73,11 @@ def demo(
     top_k: Annotated[int, typer.Option("--top-k", "-k", help="Answers per question.")] = 3,
     as_json: Json = False,
 ) -> None:
-    """Remember a short conversation in a throwaway store and answer questions from it.
+    """Try linkmem on a short conversation in a throwaway store.
 
-    Your own store is not touched. Each answer shows its score parts: dense (meaning),
-    bm25 (shared words) and the entity boost (an entity of the question linked to the memory).
+    The conversation is remembered, then questions are answered from it; your own store is
+    not touched. Each answer shows its score parts: dense (meaning), bm25 (shared words) and
+    the entity boost (an entity of the question linked to the memory).
     """
     opts = global_options(ctx)
     with tempfile.TemporaryDirectory(prefix="linkmem-demo-") as tmp:
@@ -118,7 +121,21 @@ def show(result: dict[str, Any]) -> None:
         out.print()
         render.hits(answer, explain=True, title=f"[bold]Q: {escape(answer['question'])}[/bold]")
     out.print()
-    out.print(
-        'Next: [bold]linkmem add "Max learned to fetch" -u you[/bold], then '
-        '[bold]linkmem search "How is Max?" -u you --explain[/bold]'
+    out.print(next_steps(sys.argv[0], shutil.which("linkmem")))
+
+
+def next_steps(invoked: str, on_path: str | None) -> str:
+    """The "Next:" line, naming linkmem the way this shell can run it: ``linkmem`` when the
+    PATH finds this program, else the path it was started by (and how to activate its venv)."""
+    program = Path(invoked)
+    found = on_path is not None and Path(on_path).resolve() == program.resolve()
+    command = "linkmem" if found or program.name != "linkmem" else escape(invoked)
+    line = (
+        f'Next: [bold]{command} add "Max learned to fetch" -u you[/bold], then '
+        f'[bold]{command} search "How is Max?" -u you --explain[/bold]'
     )
+    activate = program.parent / "activate"
+    if command != "linkmem" and activate.is_file():
+        hint = f"[bold]. {escape(str(activate))}[/bold]"
+        line += f"\n[dim](or run {hint} once; then plain linkmem works)[/dim]"
+    return line

@@ -1,11 +1,12 @@
-"""``linkmem doctor``: what the store and models are, and whether each one works."""
+"""``linkmem doctor``: what the store and models are, and whether each one works;
+``linkmem check``: whether the store's own records agree, and repairing them."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -82,8 +83,35 @@ def _status(memory: Memory, into: dict[str, Any]) -> str:
 
 @app.command()
 def doctor(ctx: typer.Context, as_json: Json = False) -> None:
-    """Check the store, the embedder and the entity pipeline; exit 1 if any check fails."""
+    """Check the store, the embedder and the entity pipeline.
+
+    Exits with 1 when any check fails.
+    """
     report = diagnose(ctx)
     render.emit(report, as_json, render.doctor)
+    if not report["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def check(
+    ctx: typer.Context,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair", help="Rebuild what can be rebuilt from the texts, then check again."
+        ),
+    ] = False,
+    as_json: Json = False,
+) -> None:
+    """Check that the store is consistent.
+
+    Checks every memory's vector, BM25 postings, links and history, every entity's links
+    and each scope's BM25 statistics. Prints "store is consistent" or one line per kind of
+    problem. --repair rebuilds what can be rebuilt from the texts, then checks again.
+    Exits with 0 when the store is (now) consistent, with 1 when problems remain.
+    """
+    report = open_memory(ctx).check(repair=repair)
+    render.emit(report, as_json, lambda r: render.check_report(r, repair))
     if not report["ok"]:
         raise typer.Exit(1)

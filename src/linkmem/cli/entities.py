@@ -13,7 +13,7 @@ from linkmem.cli.options import Agent, Json, Limit, Run, User, scope
 from linkmem.entities.inspect import ORDERS
 
 entities_app = typer.Typer(
-    help="Inspect the entities memories are linked by; merge or rename them.",
+    help="Inspect, merge and rename the entities that link memories.",
     no_args_is_help=True,
 )
 app.add_typer(entities_app, name="entities")
@@ -34,7 +34,7 @@ def list_entities(
     limit: Limit = 100,
     as_json: Json = False,
 ) -> None:
-    """List a scope's entities with their kind and number of linked memories."""
+    """List a scope's entities with their kind and link count."""
     result = open_memory(ctx).entities(**scope(user, agent, run), order=order.value, limit=limit)
     render.emit(result, as_json, render.entities)
 
@@ -63,7 +63,10 @@ def related_entities(
     limit: Limit = 20,
     as_json: Json = False,
 ) -> None:
-    """Show the entities that share memories with an entity, most shared first."""
+    """Show the entities that share memories with an entity.
+
+    Most shared first.
+    """
     result = open_memory(ctx).related_entities(entity, **scope(user, agent, run), limit=limit)
     render.emit(result, as_json, render.related)
 
@@ -93,7 +96,10 @@ def rename_entity(
     run: Run = None,
     as_json: Json = False,
 ) -> None:
-    """Rename an entity; if another entity of the scope has that name, merge into it."""
+    """Rename an entity.
+
+    If another entity of the scope already has the new name, the two are merged.
+    """
     result = open_memory(ctx).rename_entity(entity, new_name, **scope(user, agent, run))
     render.emit(result, as_json, lambda r: render.entities(r, title="Renamed"))
 

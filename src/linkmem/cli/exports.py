@@ -24,7 +24,9 @@ def export(
     ] = 1000,
     as_json: Json = False,
 ) -> None:
-    """Export the whole collection: memories with their vectors, entities, links, history.
+    """Export the whole collection to a JSONL file.
+
+    That is every memory with its vector, every entity, link and history event.
 
     `linkmem import FILE` restores it losslessly (same ids, timestamps and vectors) into
     any store, e.g. from SQLite to PostgreSQL: `linkmem --store postgres import FILE`.
