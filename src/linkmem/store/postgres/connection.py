@@ -141,7 +141,10 @@ class Database:
         if time.monotonic() - self._answered_at < PROBE_AFTER:
             return
         try:
-            psycopg.connect(self._dsn, connect_timeout=timeout).close()
+            probe = psycopg.connect(
+                self._dsn, connect_timeout=timeout, application_name="linkmem-probe"
+            )
+            probe.close()
         except psycopg.Error as e:
             raise BackendUnavailable(
                 f"PostgreSQL at {self.location} is unreachable: {_first_line(e)}; {_CHECK}"
