@@ -9,9 +9,11 @@ from linkmem.errors import (
     MigrationError,
     ModelUnavailable,
     NotFound,
+    PermissionDenied,
     StoreError,
 )
 from linkmem.memory import Memory
+from linkmem.tenancy import Tenant
 from linkmem.types import EntityRecord, HistoryEvent, Hit, MemoryRecord, Scope, ScoreParts
 
 __version__ = "0.1.0"
@@ -30,8 +32,10 @@ __all__ = [
     "MigrationError",
     "ModelUnavailable",
     "NotFound",
+    "PermissionDenied",
     "Scope",
     "ScoreParts",
     "StoreError",
+    "Tenant",
     "__version__",
 ]

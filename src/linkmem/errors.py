@@ -54,3 +54,9 @@ class MigrationError(LinkmemError):
 
 class StoreError(LinkmemError):
     """The storage backend failed; the transaction was rolled back."""
+
+
+class PermissionDenied(LinkmemError, PermissionError):
+    """The caller's tenant may not reach the scope it asked for; nothing was read or written."""
+
+    http_status = 403

@@ -23,6 +23,7 @@ from linkmem.rank.terms import terms, terms_batch
 from linkmem.search import SearchRequest, Signals, run_search
 from linkmem.store.base import NewMemory, Store
 from linkmem.store.registry import open_store
+from linkmem.tenancy import Tenant, TenantMemory
 from linkmem.threads import single_threaded_blas
 from linkmem.transfer import Transfer
 from linkmem.types import HistoryEvent, MemoryRecord, Scope
@@ -378,6 +379,11 @@ class Memory(EntityInspection, Transfer):
     def _lock_in_scope(self, memory_id: str, scope: Scope) -> MemoryRecord:
         """Inside a write transaction: the record, locked until the transaction ends."""
         return _in_scope(self.store.lock_memories([memory_id.strip()]), memory_id, scope)
+
+    def for_tenant(self, tenant: Tenant) -> TenantMemory:
+        """This memory as one tenant sees it: every call pinned to the tenant's scope
+        (``linkmem.tenancy``); what a server hands each request."""
+        return TenantMemory(self, tenant)
 
     # lifecycle -------------------------------------------------------------------------------
     def check(self, *, repair: bool = False) -> dict[str, Any]:

@@ -148,5 +148,10 @@ class EntityInspection:
         return max(matches, key=lambda e: e.link_count)
 
     def _entities_named(self, scope: Scope, key: str) -> list[EntityRecord]:
+        """Entities with this key in ``scope`` or any scope under it (``user_id="alice"``
+        also finds the ones written with an agent_id): an index lookup in the exact scope,
+        else a scan of the scope's entities."""
         exact = self.store.find_entities(scope, [key])
-        return self.store.get_entities(list(exact.values()))
+        if exact:
+            return self.store.get_entities(list(exact.values()))
+        return [e for e in self.store.list_entities(scope, "links", 10_000) if e.key == key]
