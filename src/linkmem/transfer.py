@@ -52,6 +52,8 @@ def _writer(destination: Source) -> Iterator[IO[str]]:
         with out:
             yield out
         os.replace(partial, path)
+    except OSError as e:  # the disk filled up as the file closed, or the rename failed
+        raise InvalidInput(f"cannot write {shown(str(path), 200)}: {e}") from e
     finally:
         partial.unlink(missing_ok=True)
 
@@ -67,34 +69,59 @@ def read_rows(lines: Iterable[str]) -> Iterator[Any]:
             raise InvalidInput(f"row {number}: not readable JSON ({shown(str(e), 100)})") from e
 
 
+#: What reading a file can raise: not UTF-8, a broken gzip, closed or not readable.
+_READ_ERRORS = (ValueError, EOFError, OSError, zlib.error)
+
+
 def _nonblank(lines: Iterable[str]) -> Iterator[str]:
-    """The non-blank lines; a file that is not UTF-8 text (or a broken gzip) is
-    ``InvalidInput``."""
-    iterator = iter(lines)
+    """The non-blank lines; a file that cannot be read as UTF-8 text is ``InvalidInput``."""
+    try:
+        iterator = iter(lines)
+    except _READ_ERRORS as e:
+        raise _unreadable(e) from e
     while True:
         try:
             line = next(iterator)
         except StopIteration:
             return
-        except (UnicodeDecodeError, EOFError, OSError, zlib.error) as e:
-            raise InvalidInput(
-                f"cannot read the export ({e}); pass a file written by `linkmem export` "
-                "(UTF-8 JSONL, gzipped when the name ends in .gz)"
-            ) from e
+        except _READ_ERRORS as e:
+            raise _unreadable(e) from e
         if line.strip():
             yield line
 
 
-def _check_file(value: Any, what: str, method: str) -> None:
-    """A path naming a file, or a file object with ``method`` (read or write)."""
-    if isinstance(value, str | Path):
-        if not Path(value).name:
-            raise InvalidInput(f"{what} {shown(str(value))} names no file; pass a file path")
-    elif not callable(getattr(value, method, None)):
+def _unreadable(error: Exception) -> InvalidInput:
+    return InvalidInput(
+        f"cannot read the export ({error}); pass a readable file written by `linkmem export` "
+        "(UTF-8 JSONL, gzipped when the name ends in .gz)"
+    )
+
+
+def _check_destination(value: Any) -> None:
+    """A path that names a regular file or none yet (the export is renamed over it), or a
+    file object to write to."""
+    _check_file_object(value, "destination", "write")
+    path = Path(value) if isinstance(value, str | Path) else None
+    if path is not None and (not path.name or (_exists(path) and not path.is_file())):
+        raise InvalidInput(
+            f"destination {shown(str(value))} is not a regular file; pass a file path"
+        )
+
+
+def _check_file_object(value: Any, what: str, method: str) -> None:
+    """A path, or a file object with ``method`` (read or write)."""
+    if not isinstance(value, str | Path) and not callable(getattr(value, method, None)):
         raise InvalidInput(
             f"{what} must be a path or a text file object with .{method}(), got "
             f"{type(value).__name__}"
         )
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # a NUL in the path: refused when it is opened
+        return False
 
 
 @contextmanager
@@ -149,7 +176,7 @@ class Transfer:
         """Write this whole collection (memories with vectors, entities, links, history) as
         JSONL to a path or a text file object; ``restore`` reads it into any backend."""
         started = time.perf_counter()
-        _check_file(destination, "destination", "write")
+        _check_destination(destination)
         batch_size = validate_batch_size(batch_size)
         counts = {"memory": 0, "entity": 0, "link": 0, "history": 0}
         rows = self.store.export_records(batch_size)
@@ -168,7 +195,7 @@ class Transfer:
         path or a seekable file): on any problem nothing is written. Then the rows are
         written ``batch_size`` per transaction; ``progress(n)`` is told of rows read."""
         started = time.perf_counter()
-        _check_file(source, "source", "read")
+        _check_file_object(source, "source", "read")
         batch_size = validate_batch_size(batch_size)
         if progress is not None and not callable(progress):
             raise InvalidInput(f"progress must be a function or None, got {shown(progress)}")
@@ -202,6 +229,10 @@ def _write_row(out: IO[str], row: dict[str, Any]) -> None:
         raise InvalidInput(
             f"{row['type']} {which!r} holds a lone surrogate, which is not valid Unicode (an "
             "older linkmem stored it); update or delete it, then export again"
+        ) from e
+    except (OSError, ValueError, TypeError) as e:  # closed, read-only, binary, disk full
+        raise InvalidInput(
+            f"cannot write the export ({e}); pass a path or a text file open for writing"
         ) from e
 
 

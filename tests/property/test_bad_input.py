@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,6 +149,20 @@ class Text:
     text: str
 
 
+@dataclass(frozen=True)
+class FileObject:
+    """A placeholder for a file object that cannot be used: "closed" or "binary"."""
+
+    kind: str
+
+    def open(self) -> io.IOBase:
+        if self.kind == "binary":
+            return io.BytesIO()
+        closed = io.StringIO()
+        closed.close()
+        return closed
+
+
 @dataclass
 class Call:
     method: str
@@ -165,6 +180,8 @@ class Call:
                 return io.StringIO(export_text(memory.embedder.dim, []))
             if isinstance(value, Text):
                 return io.StringIO(value.text)
+            if isinstance(value, FileObject):
+                return value.open()
             return value
 
         args = [resolve(a) for a in self.args]
@@ -327,9 +344,12 @@ bad_entity = st.one_of(
     st.text("abcdefgh", min_size=1, max_size=8).map(lambda t: "Zz" + t),
 )
 bad_new_name = st.one_of(not_a_string, st.sampled_from(["", "  ", "n" * 201]), unstorable_text)
-bad_destination = st.sampled_from([5, None, b"x.jsonl", "", "/no-such-dir/x.jsonl", "a\x00.jsonl"])
+bad_destination = st.sampled_from(
+    [5, None, b"x.jsonl", "", "/no-such-dir/x.jsonl", "a\x00.jsonl", tempfile.gettempdir()]
+) | st.sampled_from(["closed", "binary"]).map(FileObject)
 bad_source = st.one_of(
     st.sampled_from([5, None, b"{}", "", "/no-such-dir/x.jsonl", "a\x00.jsonl"]),
+    st.just(FileObject("closed")),
     st.sampled_from(BAD_EXPORTS).map(BadExport),
     st.sampled_from(["", "not json\n", '{"type": "header"}\n', "[" * 5000 + "\n"]).map(Text),
 )
@@ -426,7 +446,7 @@ def seeded(make_memory, backend: str, tmp_path: Path):
 
 
 @settings(
-    max_examples=120,
+    max_examples=150,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -604,3 +624,16 @@ def test_an_export_of_a_store_holding_a_lone_surrogate_says_what_to_fix(tmp_path
         memory.export(tmp_path / "out.jsonl")
     assert not list(tmp_path.glob("out.jsonl*"))
     memory.close()
+
+
+def test_export_replaces_only_a_regular_file_and_reports_unwritable_files(memory, tmp_path):
+    """Exporting to a folder raised IsADirectoryError; to a device it replaced the device."""
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    refused(memory, "export", folder, match="not a regular file")
+    assert folder.is_dir()
+    closed = io.StringIO()
+    closed.close()
+    refused(memory, "export", closed, match="cannot write the export")
+    refused(memory, "export", io.BytesIO(), match="cannot write the export")
+    refused(memory, "restore", closed, match="cannot read the export")
