@@ -62,13 +62,16 @@ def parse_filters(filters: Mapping[str, Any] | None) -> Node | None:
         return None
     check_nesting(filters, "filters")
     node = _parse_dict(filters, "filters")
-    terms = _count_terms(node)
+    _check_terms(_count_terms(node))
+    return node
+
+
+def _check_terms(terms: int) -> None:
     if terms > MAX_FILTER_TERMS:
         raise InvalidInput(
             f"filters compare {terms} values, more than {MAX_FILTER_TERMS}; split the query "
             "or filter on a coarser key"
         )
-    return node
 
 
 def _count_terms(node: Node) -> int:
@@ -148,6 +151,7 @@ def _scalar(value: Any, where: str) -> Any:
 def _scalars(value: Any, where: str) -> tuple[Any, ...]:
     if not isinstance(value, list | tuple) or not value:
         raise InvalidInput(f"{where} needs a non-empty list of values")
+    _check_terms(len(value))  # before checking each of a huge list
     return tuple(_scalar(v, where) for v in value)
 
 
