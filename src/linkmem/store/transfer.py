@@ -14,14 +14,15 @@ An export is one JSON object per line, in this order:
 5. ``history`` rows: ``memory_id``, ``event``, ``old_text``, ``new_text``, ``created_at``,
    ``role``, ``actor_id``, oldest first (kept for deleted memories too).
 
-Every row has a ``type`` naming its kind. Rows are held to the storage rules of new writes
-(``linkmem.validation``: no NUL or lone surrogates, valid scope ids, plain JSON metadata with
-64-bit integers and finite numbers, finite vectors), so a row one backend could not store is
-refused by the check before anything is written; the size limits of new writes
-(``max_text_chars``, ``max_metadata_bytes``) do not apply: a restore brings back what was
-stored. Vectors are base64 of little-endian float32 bytes (the
+Every row has a ``type`` naming its kind. Vectors are base64 of little-endian float32 bytes (the
 on-disk format of the SQLite store), so they move between backends bit for bit. BM25 terms are
 not exported: they are recomputed from the text on import (``linkmem.rank.terms``).
+
+Rows in are held to the storage rules of new writes (``linkmem.validation``: no NUL or lone
+surrogates, valid scope ids, plain JSON metadata with 64-bit integers and finite numbers) and
+vectors must be finite, so a row that one backend could not store is refused by the check
+before anything is written. The size limits of new writes (``max_text_chars``,
+``max_metadata_bytes``) do not apply: a restore brings back what was stored.
 
 The contract methods that read and write it are in ``linkmem.store.transfer_mixin``.
 """
