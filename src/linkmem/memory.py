@@ -169,17 +169,15 @@ class Memory(EntityInspection, Transfer):
         plan = self._plan(texts)
         new = [NewMemory(r, vec, t) for r, vec, t in zip(records, vectors, terms_batch(texts))]
         history = [_history(r, "ADD", None, r.text, r.created_at) for r in records]
-        with self.store.transaction():
+
+        def write() -> None:
             self.store.put_memories(new)
             if plan is not None:
-                apply_links(
-                    self.store,
-                    records[0].scope,
-                    [r.id for r in records],
-                    plan,
-                    self.settings.retrieval,
-                )
+                ids = [r.id for r in records]
+                apply_links(self.store, records[0].scope, ids, plan, self.settings.retrieval)
             self.store.append_history(history)
+
+        self.store.run_in_transaction(write)
 
     def _plan(self, texts: list[str]):
         if self.extractor is None:
@@ -206,11 +204,12 @@ class Memory(EntityInspection, Transfer):
         if text is None and metadata is None:
             raise v.InvalidInput("update needs text or metadata; pass at least one")
         new_text = None if text is None else v.validate_text(text, self.settings.max_text_chars)
-        new_meta = v.validate_metadata(metadata)
+        new_meta = v.validate_metadata(metadata, self.settings.max_metadata_bytes)
         with single_threaded_blas():  # the models run before the transaction, not inside it
             vector = None if new_text is None else self.embedder.embed_batch([new_text])[0]
             plan = None if new_text is None else self._plan([new_text])
-        with self.store.transaction():
+
+        def write() -> MemoryRecord:
             old = self._lock_in_scope(memory_id, scope)
             record = self._updated_record(old, new_text, new_meta)
             changed = record.text != old.text
@@ -225,6 +224,9 @@ class Memory(EntityInspection, Transfer):
             self.store.append_history(
                 [_history(old, "UPDATE", old.text, record.text, record.updated_at)]
             )
+            return record
+
+        record = self.store.run_in_transaction(write)
         return {"results": [{**record.to_dict(), "event": "UPDATE"}]}
 
     @staticmethod
@@ -248,9 +250,13 @@ class Memory(EntityInspection, Transfer):
         """Delete one memory, its links, and entities left with no links."""
         scope = v.lookup_scope(user_id, agent_id, run_id)
         self._get_in_scope(memory_id, scope)
-        with self.store.transaction():
+
+        def write() -> MemoryRecord:
             record = self._lock_in_scope(memory_id, scope)
             self._delete_records([record])
+            return record
+
+        record = self.store.run_in_transaction(write)
         return {"results": [{"id": record.id, "event": "DELETE"}]}
 
     def delete_all(
@@ -267,7 +273,8 @@ class Memory(EntityInspection, Transfer):
         serves many users, say) is refused unless ``across_users=True`` says so.
         """
         scope = v.make_scope(user_id, agent_id, run_id)
-        with self.store.transaction():
+
+        def write() -> list[MemoryRecord]:
             records = self.store.lock_memories(self.store.memory_ids(scope))
             users = {r.scope.user_id for r in records}
             if scope.user_id is None and len(users) > 1 and not across_users:
@@ -276,6 +283,9 @@ class Memory(EntityInspection, Transfer):
                     "one user's memories, or across_users=True to delete them all"
                 )
             self._delete_records(records)
+            return records
+
+        records = self.store.run_in_transaction(write)
         return {"results": [{"id": r.id, "event": "DELETE"} for r in records]}
 
     def _delete_records(self, records: list[MemoryRecord]) -> None:

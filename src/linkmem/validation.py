@@ -213,12 +213,15 @@ def validate_text(text: Any, max_chars: int, what: str = "text") -> str:
     if not isinstance(text, str):
         raise InvalidInput(f"{what} must be a string, got {type(text).__name__}")
     stripped = text.strip()
+    is_query = what == "query"
     if not stripped:
-        raise InvalidInput(f"{what} is empty; pass the text to remember")
+        wanted = "the text to search for" if is_query else "the text to remember"
+        raise InvalidInput(f"{what} is empty; pass {wanted}")
     if len(stripped) > max_chars:
+        fix = "shorten the query" if is_query else "split it into smaller memories"
         raise InvalidInput(
             f"{what} has {len(stripped)} characters, more than the limit of {max_chars}; "
-            "split it into smaller memories or raise max_text_chars"
+            f"{fix} or raise max_text_chars"
         )
     return check_storable(stripped, what)
 

@@ -82,11 +82,6 @@ def test_negative_offset_is_refused():
     assert [m["memory"] for m in page] == ["one"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="validation.validate_text says 'pass the text to remember' whatever `what` is "
-    "(Memory.search already passes what='query'); the fix belongs in validation.py",
-)
 def test_empty_search_asks_for_a_query():
     result = run("search", "  ", "-u", "alice", code=1)
     assert "query" in result.stderr and "remember" not in result.stderr

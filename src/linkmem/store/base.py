@@ -12,10 +12,10 @@ opens its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -66,6 +66,8 @@ class StoreInfo:
 if TYPE_CHECKING:
     from linkmem.store.audit import AuditReport
 
+T = TypeVar("T")
+
 
 @runtime_checkable
 class Store(Protocol):
@@ -76,6 +78,11 @@ class Store(Protocol):
 
     def transaction(self) -> AbstractContextManager[None]:
         """All writes inside commit together or not at all; re-entrant (inner blocks join)."""
+        ...
+
+    def run_in_transaction(self, work: Callable[[], T]) -> T:
+        """``work()`` in one transaction; a backend may re-run it after a deadlock or a
+        serialisation failure, so ``work`` must do nothing but store calls."""
         ...
 
     def get_meta(self, key: str) -> str | None: ...

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from linkmem.store.base import Capabilities, StoreInfo
 from linkmem.store.sqlite import schema
@@ -16,6 +17,8 @@ from linkmem.store.sqlite.memories import MemoryTables
 from linkmem.store.sqlite.transfer import TransferTables
 from linkmem.store.vectors import DEFAULT_CACHE_BYTES
 from linkmem.types import HistoryEvent
+
+T = TypeVar("T")
 
 
 class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables):
@@ -57,6 +60,12 @@ class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables):
     def transaction(self) -> Iterator[None]:
         with self.db.transaction():
             yield
+
+    def run_in_transaction(self, work: Callable[[], T]) -> T:
+        """``work()`` in one transaction (SQLite writers queue on the file's lock: nothing to
+        re-run)."""
+        with self.db.transaction():
+            return work()
 
     def get_meta(self, key: str) -> str | None:
         rows = self.db.rows("SELECT value FROM linkmem_meta WHERE key = ?", (f"{self.c}.{key}",))
