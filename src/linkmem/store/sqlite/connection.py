@@ -54,7 +54,8 @@ class Connection:
             except BaseException:
                 self._depth = 0
                 self._after_commit.clear()
-                self.raw.execute("ROLLBACK")
+                if self.raw.in_transaction:  # SQLite rolls back by itself on some errors
+                    self.raw.execute("ROLLBACK")
                 raise
             self._depth = 0
             callbacks = self._commit()
@@ -98,26 +99,37 @@ class Connection:
         try:
             self.raw.execute("COMMIT")
         except sqlite3.Error as e:
-            self.raw.execute("ROLLBACK")
+            if self.raw.in_transaction:
+                self.raw.execute("ROLLBACK")
             raise StoreError(f"commit failed and was rolled back: {e}") from e
         return callbacks
 
     def rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self.lock:
+        with self.lock, _wrapped():
             return self.raw.execute(sql, args).fetchall()
 
     def run(self, sql: str, args: Sequence[Any] = ()) -> int:
         """Execute a write statement inside the current (or a new) transaction."""
-        with self.transaction():
+        with self.transaction(), _wrapped():
             return self.raw.execute(sql, args).rowcount
 
     def run_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        with self.transaction():
+        with self.transaction(), _wrapped():
             self.raw.executemany(sql, rows)
 
     def close(self) -> None:
         with self.lock:
             self.raw.close()
+
+
+@contextmanager
+def _wrapped() -> Iterator[None]:
+    """A driver error (disk full, file locked past the busy timeout, ...) as ``StoreError``;
+    the enclosing transaction rolls back as it leaves."""
+    try:
+        yield
+    except sqlite3.Error as e:
+        raise StoreError(f"SQLite failed: {e}; the transaction was rolled back") from e
 
 
 def placeholders(n: int) -> str:
