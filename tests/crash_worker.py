@@ -11,6 +11,17 @@ from typing import Any
 USER = "crash"
 
 
+def _ids(memory: Any) -> list[str]:
+    from linkmem.types import Scope
+
+    return memory.store.memory_ids(Scope(user_id=USER))
+
+
+def all_memories(memory: Any) -> dict[str, str]:
+    """Every memory of the crash test's scope, ``{id: text}``, however many."""
+    return {r.id: r.text for r in memory.store.get_memories(_ids(memory))}
+
+
 def crash_worker(settings: dict[str, Any], log_path: str, seed: int) -> None:
     from helpers import CapitalisedWordsExtractor
 
@@ -19,12 +30,14 @@ def crash_worker(settings: dict[str, Any], log_path: str, seed: int) -> None:
 
     rng = random.Random(seed)
     memory = Memory(embedder=FakeEmbedder(), extractor=CapitalisedWordsExtractor(), **settings)
-    live = {r["id"]: r["run_id"] for r in memory.get_all(user_id=USER, limit=10_000)["results"]}
+    live = {r.id: r.scope.run_id for r in memory.store.get_memories(_ids(memory))}
     with open(log_path, "a", buffering=1) as log:
         note = lambda **entry: log.write(json.dumps(entry) + "\n")  # noqa: E731
         note(event="ready")
         for n in range(10**9):
-            op = rng.choice(["add", "add", "update", "delete_all"]) if live else "add"
+            crowded = len(live) > 2000  # keep the store small enough to verify quickly
+            op = "delete_all" if crowded else rng.choice(["add", "add", "update", "delete_all"])
+            op = op if live else "add"
             if op == "add":
                 tag = f"s{seed}b{n}"
                 texts = [f"{tag} item {k}: Max met Ana in Paris" for k in range(rng.randint(5, 60))]

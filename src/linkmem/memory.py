@@ -37,7 +37,7 @@ def _now() -> datetime:
 
 def _in_scope(found: list[MemoryRecord], memory_id: str, scope: Scope) -> MemoryRecord:
     if not found or not scope.contains(found[0].scope):
-        raise NotFound(f"no memory with id {memory_id!r} in this scope; check the id")
+        raise NotFound(f"no memory with id {v.shown(memory_id)} in this scope; check the id")
     return found[0]
 
 
@@ -212,6 +212,7 @@ class Memory(EntityInspection, Transfer):
         def write() -> MemoryRecord:
             old = self._lock_in_scope(memory_id, scope)
             record = self._updated_record(old, new_text, new_meta)
+            v.validate_metadata(record.metadata, self.settings.max_metadata_bytes)  # merged
             changed = record.text != old.text
             self.store.update_memory(
                 record, vector if changed else None, terms(record.text) if changed else None
@@ -376,10 +377,10 @@ class Memory(EntityInspection, Transfer):
         scope = v.lookup_scope(user_id, agent_id, run_id)
         live = self.store.get_memories([memory_id])
         if live and not scope.contains(live[0].scope):
-            raise NotFound(f"no memory with id {memory_id!r} in this scope; check the id")
+            raise NotFound(f"no memory with id {v.shown(memory_id)} in this scope; check the id")
         events = self.store.history(memory_id)
         if not events or (not live and not scope.is_empty()):
-            raise NotFound(f"no memory or history with id {memory_id!r} in this scope")
+            raise NotFound(f"no memory or history with id {v.shown(memory_id)} in this scope")
         return {"results": [e.to_dict() for e in events]}
 
     def _get_in_scope(self, memory_id: Any, scope: Scope) -> MemoryRecord:

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from crash_worker import USER, crash_worker
+from crash_worker import all_memories, crash_worker
 from helpers import CapitalisedWordsExtractor
 
 from linkmem.embed.fake import FakeEmbedder
@@ -46,7 +46,7 @@ def _tagged(texts: set[str], tag: str) -> bool:
 
 
 def verify(memory, expected: dict[str, set[str]], pending: dict | None) -> dict[str, str]:
-    stored = {r["id"]: r["memory"] for r in memory.get_all(user_id=USER, limit=10_000)["results"]}
+    stored = all_memories(memory)
     event = pending and pending["event"]
     if event == "update" and pending["id"] in expected:
         expected[pending["id"]].add(pending["text"])

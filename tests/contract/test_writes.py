@@ -156,3 +156,11 @@ def test_reopen_with_another_embedder_is_refused(make_memory):
     make_memory().add("text", user_id="u")
     with pytest.raises(EmbedderMismatch, match="embedder"):
         make_memory(embedder=FakeEmbedder(dim=16))
+
+
+def test_update_limits_the_merged_metadata(make_memory):
+    memory = make_memory(max_metadata_bytes=200)
+    mid = memory.add("Max walks", user_id="u", metadata={"a": "x" * 120})["results"][0]["id"]
+    with pytest.raises(InvalidInput, match="max_metadata_bytes"):
+        memory.update(mid, metadata={"b": "y" * 120})
+    assert memory.get(mid)["metadata"] == {"a": "x" * 120}

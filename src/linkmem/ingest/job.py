@@ -140,7 +140,11 @@ class FileImport:
     def check(self) -> int:
         """Validate the whole file; return how many records it holds."""
         try:
-            self.report.records = check_records(read_records(self.path, self.scope), self.max_chars)
+            records = read_records(self.path, self.scope)
+            settings = self.memory.settings
+            self.report.records = check_records(
+                records, settings.max_text_chars, settings.max_metadata_bytes
+            )
         except InvalidInput as e:
             raise InvalidInput(f"{e}; nothing was written") from e
         return self.report.records

@@ -67,13 +67,13 @@ def read_records(path: Path, scope: dict[str, str | None]) -> Iterator[Record]:
         yield from _document_records(path, scope)
 
 
-def check_records(records: Iterator[Record], max_chars: int) -> int:
+def check_records(records: Iterator[Record], max_chars: int, max_metadata_bytes: int) -> int:
     """Validate every record the way ``Memory.add_batch`` will; return how many there are."""
     count = 0
     for record in records:
         try:
             validation.normalise_messages(record.item, max_chars)
-            validation.validate_metadata(record.metadata)
+            validation.validate_metadata(record.metadata, max_metadata_bytes)
             validation.make_scope(*record.scope)
         except InvalidInput as e:
             raise InvalidInput(f"{record.where}: {e}") from e
