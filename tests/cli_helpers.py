@@ -70,3 +70,20 @@ def run_process(
 
 def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def command_paths() -> list[tuple[str, ...]]:
+    """Every command of the CLI as its path of names (``()`` is ``linkmem`` itself)."""
+    import typer
+
+    from linkmem.cli import app
+
+    found: list[tuple[str, ...]] = []
+
+    def walk(command: Any, path: tuple[str, ...]) -> None:
+        found.append(path)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, (*path, name))
+
+    walk(typer.main.get_command(app), ())
+    return found

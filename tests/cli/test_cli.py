@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import typer
-from cli_helpers import data, run
+from cli_helpers import command_paths, data, run
 
 from linkmem.cli import app
 
@@ -320,18 +320,6 @@ def test_demo_with_the_real_models(cli_env: Path, monkeypatch: pytest.MonkeyPatc
     assert not (cli_env / "memory.db").exists()
 
 
-def all_commands() -> list[tuple[str, ...]]:
-    found = []
-
-    def walk(command: Any, path: tuple[str, ...]) -> None:
-        found.append(path)
-        for name, sub in getattr(command, "commands", {}).items():
-            walk(sub, (*path, name))
-
-    walk(typer.main.get_command(app), ())
-    return found
-
-
 EXPECTED = {
     "add",
     "search",
@@ -352,13 +340,13 @@ EXPECTED = {
 
 
 def test_every_expected_command_is_registered():
-    top = {path[0] for path in all_commands() if len(path) == 1}
+    top = {path[0] for path in command_paths() if len(path) == 1}
     assert EXPECTED <= top
-    subs = {path[1] for path in all_commands() if path[:1] == ("entities",) and len(path) == 2}
+    subs = {path[1] for path in command_paths() if path[:1] == ("entities",) and len(path) == 2}
     assert subs == {"list", "memories", "related", "merge", "rename", "of"}
 
 
-@pytest.mark.parametrize("path", all_commands(), ids=lambda p: " ".join(p) or "linkmem")
+@pytest.mark.parametrize("path", command_paths(), ids=lambda p: " ".join(p) or "linkmem")
 def test_every_command_has_help(path: tuple[str, ...]):
     command = typer.main.get_command(app)
     for name in path:

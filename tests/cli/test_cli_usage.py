@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
-from cli_helpers import LINKMEM, data, run, run_process, runner
+from cli_helpers import LINKMEM, command_paths, data, run, run_process, runner
 
 import linkmem
 from linkmem.cli import app
@@ -26,18 +25,6 @@ def test_version():
 
 
 # help ----------------------------------------------------------------------------------------
-def command_paths() -> list[tuple[str, ...]]:
-    found: list[tuple[str, ...]] = []
-
-    def walk(command: Any, path: tuple[str, ...]) -> None:
-        found.append(path)
-        for name, sub in getattr(command, "commands", {}).items():
-            walk(sub, (*path, name))
-
-    walk(typer.main.get_command(app), ())
-    return found
-
-
 def help_at_80(*path: str) -> str:
     result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output

@@ -10,7 +10,7 @@ length) equal the sums over its memories. ``audit`` reads all of it from one sna
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,24 +64,15 @@ class AuditReport:
 
 
 class AuditMixin:
-    """``audit()`` for a store with the transfer mixin's export hooks and the two below."""
+    """``audit()`` for a store that also has ``TransferMixin``: it reads through that mixin's
+    ``_snapshot`` and ``_export_*`` hooks, plus the three hooks below."""
 
     dim: int
-
-    def _snapshot(self) -> AbstractContextManager[Any]:
-        raise NotImplementedError
-
-    def _export_memories(self, batch_size: int) -> Iterator[tuple[MemoryRecord, bytes]]:
-        raise NotImplementedError
-
-    def _export_entities(self, batch_size: int) -> Iterator[tuple[EntityRecord, str, bytes]]:
-        raise NotImplementedError
-
-    def _export_links(self, batch_size: int) -> Iterator[tuple[str, str]]:
-        raise NotImplementedError
-
-    def _export_history(self, batch_size: int) -> Iterator[HistoryEvent]:
-        raise NotImplementedError
+    _snapshot: Callable[[], AbstractContextManager[Any]]
+    _export_memories: Callable[[int], Iterator[tuple[MemoryRecord, bytes]]]
+    _export_entities: Callable[[int], Iterator[tuple[EntityRecord, str, bytes]]]
+    _export_links: Callable[[int], Iterator[tuple[str, str]]]
+    _export_history: Callable[[int], Iterator[HistoryEvent]]
 
     def postings_of(self, ids: Sequence[str]) -> dict[str, tuple[int, Counter[str]]]:
         """memory id -> (stored document length, ``{term: tf}`` of its postings)."""
