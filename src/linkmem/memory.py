@@ -18,6 +18,7 @@ from linkmem.errors import ConfigError, EmbedderMismatch, NotFound
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import parse_filters
 from linkmem.integrity import check_store
+from linkmem.keys import KeyRing
 from linkmem.rank.context import contextual_vectors
 from linkmem.rank.terms import terms, terms_batch
 from linkmem.search import SearchRequest, Signals, run_search
@@ -56,6 +57,8 @@ class Memory(EntityInspection, Transfer):
 
     ``Memory()`` stores in the per-user data folder; ``Memory("memory.db")`` in that file;
     any setting can be given as a keyword (``store="postgres"``, ``postgres={"dsn": ...}``).
+    ``memory.keys`` holds the store's API keys (``linkmem.keys.KeyRing``), which a server
+    checks each request against.
     """
 
     def __init__(
@@ -76,6 +79,7 @@ class Memory(EntityInspection, Transfer):
             self.extractor = extractor or LazyExtractor(self.settings)
         self.store: Store = open_store(self.settings, self.embedder.dim)
         self._check_embedder()
+        self.keys = KeyRing(self.store)
 
     def _check_embedder(self) -> None:
         stored = self.store.get_meta("embedder")

@@ -12,6 +12,7 @@ from linkmem.cli import (  # noqa: F401 (registration)
     entities,
     exports,
     imports,
+    keys,
 )
 from linkmem.cli.app import app, main
 

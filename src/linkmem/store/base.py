@@ -63,6 +63,24 @@ class StoreInfo:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ApiKeyRow:
+    """One stored API key (``linkmem.keys``): never the secret, only its SHA-256 hex digest
+    ``key_hash`` and its first characters ``prefix``. ``user_id`` / ``agent_id`` are the
+    tenant it is bound to (None when unset; both None for an admin key); ``revoked_at`` is
+    None while the key works."""
+
+    id: str
+    key_hash: str
+    name: str | None
+    role: str
+    user_id: str | None
+    agent_id: str | None
+    created_at: str
+    revoked_at: str | None
+    prefix: str
+
+
 if TYPE_CHECKING:
     from linkmem.store.audit import AuditReport
 
@@ -233,9 +251,32 @@ class Store(Protocol):
         """Drop stray postings and recompute each scope's BM25 statistics from its memories."""
         ...
 
+    # API keys (``linkmem.keys``; not part of export, restore or reset) ----------------------
+    def put_api_key(self, row: ApiKeyRow) -> None:
+        """Insert a new key; ids and hashes are unique (a repeat is a ``StoreError``)."""
+        ...
+
+    def api_keys(self, include_revoked: bool) -> list[ApiKeyRow]:
+        """The collection's keys, oldest first; revoked ones only with ``include_revoked``."""
+        ...
+
+    def api_key_by_hash(self, key_hash: str) -> ApiKeyRow | None:
+        """The key whose secret hashes to ``key_hash``, revoked or not; None if there is none."""
+        ...
+
+    def revoke_api_key(self, key_id: str, at: str) -> ApiKeyRow | None:
+        """Mark the key revoked at ``at`` (a key revoked before keeps its first time);
+        returns the key, or None for an unknown id."""
+        ...
+
+    def has_active_api_keys(self) -> bool:
+        """Whether the collection has at least one key that is not revoked."""
+        ...
+
     # housekeeping ----------------------------------------------------------------------------
     def reset(self) -> None:
-        """Delete everything: memories, entities, links, history (meta is kept)."""
+        """Delete everything: memories, entities, links, history. Meta and API keys are kept,
+        so an admin who resets the data is not locked out of a server that checks keys."""
         ...
 
 

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from linkmem.errors import BackendUnavailable, MigrationError, StoreError
 from linkmem.store.postgres.connection import Database
+from linkmem.store.postgres.keys import keys_table
 from linkmem.store.postgres.sql import Tables
 
 #: pgvector's HNSW index takes vectors of at most this many dimensions.
@@ -72,8 +73,25 @@ def m001_initial(t: Tables, dim: int) -> list[str]:
     return statements
 
 
+def m002_api_keys(t: Tables, dim: int) -> list[str]:
+    return [
+        f"""CREATE TABLE {keys_table(t)} (
+            id text COLLATE "C" PRIMARY KEY,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            key_hash text COLLATE "C" NOT NULL,
+            name text, role text NOT NULL,
+            user_id text COLLATE "C", agent_id text COLLATE "C",
+            created_at text COLLATE "C" NOT NULL, revoked_at text COLLATE "C",
+            prefix text NOT NULL)""",
+        f"CREATE UNIQUE INDEX {t.index('_api_keys_hash')} ON {keys_table(t)} (key_hash)",
+    ]
+
+
 Migration = Callable[[Tables, int], list[str]]
-MIGRATIONS: list[tuple[str, Migration]] = [("m001_initial", m001_initial)]
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("m001_initial", m001_initial),
+    ("m002_api_keys", m002_api_keys),
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _BOOTSTRAP = [

@@ -13,6 +13,7 @@ from linkmem.store.postgres import schema, sql
 from linkmem.store.postgres.audit import AuditTables
 from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.entities import EntityTables
+from linkmem.store.postgres.keys import KeyTables
 from linkmem.store.postgres.memories import MemoryTables
 from linkmem.store.postgres.sql import Tables
 from linkmem.store.postgres.transfer import TransferTables
@@ -24,7 +25,7 @@ BM25_EXTENSIONS = ("pg_search", "pg_textsearch", "vchord_bm25")
 T = TypeVar("T")
 
 
-class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables):
+class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, KeyTables):
     """Implements ``linkmem.store.base.Store`` on PostgreSQL with pgvector >= 0.8."""
 
     capabilities = Capabilities(
@@ -184,7 +185,8 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables):
     # housekeeping ----------------------------------------------------------------------------
     @retried
     def reset(self) -> None:
-        """Delete every memory, entity, link and history row; scope rows stay, emptied."""
+        """Delete every memory, entity, link and history row; scope rows stay, emptied, and
+        meta and API keys are untouched."""
         with self.db.transaction() as conn:
             self.db.execute(conn, sql.lock_all_scopes(self.t))
             for table in (

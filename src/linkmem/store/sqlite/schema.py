@@ -127,7 +127,22 @@ def m001_initial(c: str) -> list[str]:
     ]
 
 
-MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [("m001_initial", m001_initial)]
+def m002_api_keys(c: str) -> list[str]:
+    return [
+        f"""CREATE TABLE {c}_api_keys (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            key_hash TEXT NOT NULL,
+            name TEXT, role TEXT NOT NULL, user_id TEXT, agent_id TEXT,
+            created_at TEXT NOT NULL, revoked_at TEXT, prefix TEXT NOT NULL)""",
+        f"CREATE UNIQUE INDEX {c}_api_keys_hash ON {c}_api_keys (key_hash)",
+    ]
+
+
+MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [
+    ("m001_initial", m001_initial),
+    ("m002_api_keys", m002_api_keys),
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -13,6 +13,7 @@ from linkmem.store.sqlite.audit import AuditTables
 from linkmem.store.sqlite.connection import Connection, check_collection
 from linkmem.store.sqlite.driver import sqlite3
 from linkmem.store.sqlite.entities import EntityTables
+from linkmem.store.sqlite.keys import KeyTables
 from linkmem.store.sqlite.memories import MemoryTables
 from linkmem.store.sqlite.transfer import TransferTables
 from linkmem.store.vectors import DEFAULT_CACHE_BYTES
@@ -21,7 +22,7 @@ from linkmem.types import HistoryEvent
 T = TypeVar("T")
 
 
-class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables):
+class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables, KeyTables):
     """Implements ``linkmem.store.base.Store`` on one SQLite file."""
 
     capabilities = Capabilities(
@@ -118,6 +119,7 @@ class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables):
         return [HistoryEvent(*r) for r in rows]
 
     def reset(self) -> None:
+        """Delete memories, entities, links and history; meta and API keys stay."""
         with self.db.transaction():
             for suffix in ["_links", "_postings", "_entities", "", "_history"]:
                 self.db.run(f"DELETE FROM {self.c}{suffix}")
