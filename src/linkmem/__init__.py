@@ -1,16 +1,20 @@
 """linkmem: long-term memory for AI agents, with entity linking and no graph database."""
 
+from linkmem.client import AsyncMemory, AsyncRemoteMemory, RemoteMemory
 from linkmem.errors import (
     BackendUnavailable,
     ConfigError,
     EmbedderMismatch,
     InvalidInput,
+    InvalidRequest,
     LinkmemError,
     MigrationError,
     ModelUnavailable,
     NotFound,
     PermissionDenied,
     StoreError,
+    TooLarge,
+    Unauthorized,
 )
 from linkmem.memory import Memory
 from linkmem.tenancy import Tenant
@@ -19,6 +23,8 @@ from linkmem.types import EntityRecord, HistoryEvent, Hit, MemoryRecord, Scope, 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncMemory",
+    "AsyncRemoteMemory",
     "BackendUnavailable",
     "ConfigError",
     "EmbedderMismatch",
@@ -26,6 +32,7 @@ __all__ = [
     "HistoryEvent",
     "Hit",
     "InvalidInput",
+    "InvalidRequest",
     "LinkmemError",
     "Memory",
     "MemoryRecord",
@@ -33,9 +40,12 @@ __all__ = [
     "ModelUnavailable",
     "NotFound",
     "PermissionDenied",
+    "RemoteMemory",
     "Scope",
     "ScoreParts",
     "StoreError",
     "Tenant",
+    "TooLarge",
+    "Unauthorized",
     "__version__",
 ]

@@ -124,6 +124,19 @@ class PostgresSettings:
 
 
 @dataclass(frozen=True)
+class ServerSettings:
+    """``linkmem serve``: where it listens and how much it reads per request."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    workers: int = 1
+    #: Largest JSON request body; bigger ones are refused with 413 before they are parsed.
+    max_body_mb: float = 4.0
+    #: Largest body of an import or restore upload (a whole file).
+    max_upload_mb: float = 512.0
+
+
+@dataclass(frozen=True)
 class Settings:
     home: str = ""
     store: str = "sqlite"
@@ -140,6 +153,7 @@ class Settings:
     #: stored and sent with every result, so a stray document in it slows every read.
     max_metadata_bytes: int = 64 * 1024
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    server: ServerSettings = field(default_factory=ServerSettings)
 
     @property
     def sqlite_path(self) -> Path:
@@ -242,6 +256,7 @@ _NESTED = {
     "postgres": PostgresSettings,
     "embedder": EmbedderSettings,
     "retrieval": RetrievalConfig,
+    "server": ServerSettings,
 }
 
 

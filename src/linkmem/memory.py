@@ -319,12 +319,11 @@ class Memory(EntityInspection, Transfer):
         top_k: int = 10,
         threshold: float | None = None,
         explain: bool = False,
-        signals: Signals | None = None,
+        signals: Signals | Mapping[str, bool] | None = None,
     ) -> Result:
         """Hybrid search (dense + BM25 + entity links) in a scope; ``threshold`` gates the
         returned score; ``explain=True`` adds each score component."""
-        if signals is not None and not isinstance(signals, Signals):
-            raise v.InvalidInput(f"signals must be a Signals or None, got {type(signals).__name__}")
+        signals = Signals.of(signals)
         scope_kwargs, rest = v.lift_scope_from_filters(
             filters, {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
         )
@@ -369,6 +368,10 @@ class Memory(EntityInspection, Transfer):
         )
         return {"results": [r.to_dict() for r in records]}
 
+    def count(self, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None) -> int:
+        """How many memories a scope holds (no scope: the whole collection)."""
+        return self.store.count_memories(v.lookup_scope(user_id, agent_id, run_id))
+
     def history(
         self, memory_id: str, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
     ) -> Result:
@@ -407,6 +410,15 @@ class Memory(EntityInspection, Transfer):
         ``repair=True`` rebuilds what can be rebuilt from the texts, then checks again."""
         with single_threaded_blas():
             return check_store(self.store, self.embedder, repair)
+
+    def warm_up(self) -> None:
+        """Load the models now rather than on the first call that needs them (a server does
+        this at start); raises ``ModelUnavailable`` when one cannot be loaded."""
+        with single_threaded_blas():
+            self.embedder.embed_batch(["warm up"])
+        getter = getattr(self.extractor, "get", None)
+        if getter is not None:
+            getter()
 
     def status(self) -> dict[str, Any]:
         """What ``linkmem doctor`` shows: store, models, pipelines, counts."""

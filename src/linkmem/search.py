@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -10,12 +12,14 @@ from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
 from linkmem.entities.boost import EntitySignal, entity_boosts, query_entities
 from linkmem.entities.hop import hop_targets
+from linkmem.errors import InvalidInput
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import Node
 from linkmem.rank.fusion import fuse_all
 from linkmem.rank.terms import query_terms
 from linkmem.store.base import Store
 from linkmem.types import Hit, Scope, ScoreParts
+from linkmem.validation import shown
 
 Ranked = list[tuple[str, float]]
 
@@ -27,6 +31,24 @@ class Signals:
     dense: bool = True
     keyword: bool = True
     entities: bool = True
+
+    @classmethod
+    def of(cls, value: Any) -> Signals | None:
+        """A ``Signals``, or a dict of its flags (as JSON carries it), or None."""
+        if value is None or isinstance(value, Signals):
+            return value
+        names = {f.name for f in fields(cls)}
+        if not isinstance(value, Mapping) or not set(value) <= names:
+            raise InvalidInput(
+                f"signals must be a Signals or a dict of {', '.join(sorted(names))}, "
+                f"got {shown(value)}"
+            )
+        if not all(isinstance(flag, bool) for flag in value.values()):
+            raise InvalidInput("signals' values must be true or false")
+        return cls(**value)
+
+    def to_dict(self) -> dict[str, bool]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ SCOPED_CALLS = frozenset(
         "search",
         "get",
         "get_all",
+        "count",
         "update",
         "delete",
         "delete_all",
@@ -86,11 +87,26 @@ class TenantMemory:
         call = getattr(self.memory, name)
 
         def pinned(*args: Any, **kwargs: Any) -> Any:
-            scope = {k: kwargs.pop(k, None) for k in SCOPE_KEYS}
-            if "filters" in kwargs:  # Mem0-style scope ids inside filters are pinned too
-                scope, kwargs["filters"] = lift_scope_from_filters(kwargs["filters"], scope)
-            return call(*args, **kwargs, **self.tenant.pin(scope))
+            return call(*args, **self._pinned(kwargs))
 
         pinned.__name__ = name
         pinned.__doc__ = call.__doc__
         return pinned
+
+    def _pinned(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``kwargs`` with the scope ids pinned to the tenant. Mem0-style scope ids inside
+        ``filters`` are pinned too: another tenant's id is refused wherever it is given."""
+        scope = {k: kwargs.pop(k, None) for k in SCOPE_KEYS}
+        if "filters" in kwargs:
+            lifted, kwargs["filters"] = lift_scope_from_filters(kwargs["filters"], {})
+            self.tenant.pin(lifted)
+            scope, _ = lift_scope_from_filters(lifted, scope)
+        return {**kwargs, **self.tenant.pin(scope)}
+
+    def history(self, memory_id: Any, **kwargs: Any) -> Any:
+        """A live memory's history in the tenant's scope. Any other id (another tenant's, a
+        deleted one, one that never existed) is the same ``NotFound`` as ``get``'s, so the
+        answer never tells whether the id exists elsewhere."""
+        pinned = self._pinned(kwargs)
+        self.memory.get(memory_id, **pinned)
+        return self.memory.history(memory_id, **pinned)

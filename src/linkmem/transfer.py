@@ -39,9 +39,10 @@ def _open_text(path: Path, mode: str, gz: bool | None = None) -> IO[str]:
 
 
 @contextmanager
-def _writer(destination: Source) -> Iterator[IO[str]]:
-    """The file object itself, or a temporary file next to the path, renamed over it only
-    when the whole export was written."""
+def open_export_writer(destination: Source) -> Iterator[IO[str]]:
+    """Where an export is written (checked first): the file object itself, or a temporary
+    file next to the path, renamed over it only when the whole export was written."""
+    _check_destination(destination)
     if not isinstance(destination, str | Path):
         yield destination
         return
@@ -176,16 +177,18 @@ class Transfer:
         """Write this whole collection (memories with vectors, entities, links, history) as
         JSONL to a path or a text file object; ``restore`` reads it into any backend."""
         started = time.perf_counter()
-        _check_destination(destination)
         batch_size = validate_batch_size(batch_size)
         counts = {"memory": 0, "entity": 0, "link": 0, "history": 0}
         rows = self.store.export_records(batch_size)
-        with _writer(destination) as out, closing(rows):  # a failed write ends the snapshot
+        with (
+            open_export_writer(destination) as out,
+            closing(rows),
+        ):  # a failed write ends the snapshot
             for row in rows:
                 _write_row(out, row)
                 if row["type"] in counts:
                     counts[row["type"]] += 1
-        return _report(destination, counts, started)
+        return report_of(destination, counts, started)
 
     def restore(
         self, source: Source, *, batch_size: int = 1000, progress: Progress | None = None
@@ -207,7 +210,7 @@ class Transfer:
                 source.seek(start)  # type: ignore[union-attr]
         with _reader(source) as rows:
             counts = self.store.import_records(_counted(rows, progress), batch_size)
-        return _report(source, counts, started)
+        return report_of(source, counts, started)
 
 
 #: Line breaks to ``str.splitlines`` that JSON leaves as they are; escaped (which JSON allows,
@@ -236,7 +239,8 @@ def _write_row(out: IO[str], row: dict[str, Any]) -> None:
         ) from e
 
 
-def _report(where: Source, counts: dict[str, int], started: float) -> Result:
+def report_of(where: Source, counts: dict[str, int], started: float) -> Result:
+    """What ``export`` and ``restore`` return: the path, the rows of each kind, seconds."""
     seconds = time.perf_counter() - started
     return {
         "path": str(where) if isinstance(where, str | Path) else None,

@@ -29,7 +29,7 @@ def test_add_messages_skips_system_and_keeps_roles_and_names(memory):
     items = out["results"]
     assert [i["role"] for i in items] == ["user", "assistant"]
     assert items[0]["actor_id"] == "bob" and "actor_id" not in items[1]
-    assert memory.store.count_memories() == 2
+    assert memory.count() == 2
 
 
 def test_add_one_dict(memory):
@@ -104,7 +104,7 @@ def test_bad_add_raises_and_writes_nothing(memory, call):
     with pytest.raises(InvalidInput) as info:
         call(memory)
     assert str(info.value)  # a message that says what to do
-    assert memory.store.count_memories() == 0
+    assert memory.count() == 0
 
 
 def test_int_scope_ids_are_accepted_as_text(memory):

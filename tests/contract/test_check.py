@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from linkmem.store.base import NewEntity
 from linkmem.types import HistoryEvent, Scope
@@ -31,6 +32,7 @@ def test_a_store_written_through_the_api_is_consistent(memory):
     assert (report["memories"], report["entities"]) == (2, 2)
 
 
+@pytest.mark.embedded
 def test_check_finds_and_repairs_broken_invariants(memory):
     ids = [
         r["id"]

@@ -8,7 +8,6 @@ import pytest
 from helpers import add_notes_from_process
 
 from linkmem import InvalidInput, NotFound
-from linkmem.types import Scope
 
 
 def test_same_entity_from_200_memories_is_one_row_with_200_links(memory):
@@ -138,7 +137,7 @@ def test_concurrent_adds_never_lose_a_link_or_duplicate(memory):
     assert not errors
     entities = {e["entity"]: e["link_count"] for e in memory.entities(user_id="u")["results"]}
     assert entities == {"Max": 60, "Oscar": 60}
-    assert memory.store.count_memories(Scope(user_id="u")) == 60
+    assert memory.count(user_id="u") == 60
 
 
 def test_processes_adding_the_same_entity_make_one_row_and_keep_every_link(
@@ -162,4 +161,4 @@ def test_processes_adding_the_same_entity_make_one_row_and_keep_every_link(
     memory = make_memory()
     links = {e["key"]: e["link_count"] for e in memory.entities(user_id="team")["results"]}
     assert links == {"worker": 32, "ana lopez": 32, "paris": 32}  # one row each, no lost link
-    assert memory.store.count_memories(Scope(user_id="team")) == 32
+    assert memory.count(user_id="team") == 32

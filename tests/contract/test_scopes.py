@@ -37,7 +37,7 @@ def test_wildcards_never_widen(two_users, wild):
         two_users.search("Paris", user_id=wild)
     with pytest.raises(InvalidInput):
         two_users.delete_all(user_id=wild)
-    assert two_users.store.count_memories() == 3
+    assert two_users.count() == 3
 
 
 def test_id_calls_check_the_scope_when_given(two_users):

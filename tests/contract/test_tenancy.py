@@ -6,6 +6,9 @@ import pytest
 
 from linkmem import InvalidInput, NotFound, PermissionDenied, Tenant
 
+#: Tenancy of an embedded Memory (for_tenant); over HTTP see tests/server/.
+pytestmark = pytest.mark.embedded
+
 
 @pytest.fixture
 def two_users(memory):

@@ -118,6 +118,7 @@ def test_gzip_and_file_objects(make_memory, tmp_path: Path):
     assert snapshot(target, ids) == snapshot(other, ids) == snapshot(source, ids)
 
 
+@pytest.mark.embedded
 def test_store_primitives_stream_into_another_store(make_memory):
     source = make_memory()
     ids = populate(source)
@@ -158,6 +159,7 @@ def test_restore_refuses_existing_ids_and_writes_nothing(make_memory, tmp_path: 
     assert target.store.count_memories() == 1
 
 
+@pytest.mark.embedded
 def test_a_failing_batch_writes_nothing_of_itself(make_memory):
     source = make_memory()
     source.add_batch(["one", "two", "three", "four"], user_id="u")

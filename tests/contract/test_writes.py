@@ -59,6 +59,7 @@ def test_update_validates(memory):
     assert memory.get(mid)["memory"] == "Max walks"
 
 
+@pytest.mark.embedded
 def test_delete_removes_everything_but_history(memory):
     mid = memory.add("Max walks the dog park", user_id="u")["results"][0]["id"]
     memory.delete(mid)
@@ -68,6 +69,7 @@ def test_delete_removes_everything_but_history(memory):
     assert [e["event"] for e in memory.history(mid)["results"]] == ["ADD", "DELETE"]
 
 
+@pytest.mark.embedded
 def test_delete_all_and_reset(memory):
     memory.add("Max walks", user_id="u")
     memory.add("Max sleeps in the park", user_id="u")
@@ -75,11 +77,12 @@ def test_delete_all_and_reset(memory):
     assert len(memory.delete_all(user_id="u")["results"]) == 2
     assert store_state(memory) == EMPTY
     memory.reset()
-    assert memory.store.count_memories() == 0
+    assert memory.count() == 0
     assert memory.get_all(user_id="other")["results"] == []
 
 
 @pytest.mark.parametrize("fail_in", ["append_history", "link", "insert_entities"])
+@pytest.mark.embedded
 def test_failure_mid_add_leaves_no_trace(memory, monkeypatch, fail_in):
     memory.add("Max walks in the park", user_id="u")
     before = store_state(memory)
@@ -103,6 +106,7 @@ def test_failure_mid_add_leaves_no_trace(memory, monkeypatch, fail_in):
     assert [len(h["results"]) for h in histories] == [1]
 
 
+@pytest.mark.embedded
 def test_failure_mid_delete_leaves_links(memory, monkeypatch):
     mid = memory.add("Max walks in the park", user_id="u")["results"][0]["id"]
     monkeypatch.setattr(

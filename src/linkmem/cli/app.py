@@ -10,6 +10,7 @@ import typer
 from typer.core import TyperGroup
 
 from linkmem import __version__
+from linkmem.client import RemoteMemory
 from linkmem.errors import LinkmemError
 from linkmem.memory import Memory
 
@@ -62,6 +63,8 @@ class GlobalOptions:
     store: str | None = None
     config: Path | None = None
     collection: str | None = None
+    url: str | None = None
+    api_key: str | None = None
 
     def overrides(self) -> dict[str, Any]:
         values = {"store": self.store, "collection": self.collection}
@@ -89,6 +92,23 @@ def main_options(
     collection: Annotated[
         str | None, typer.Option("--collection", help="Collection (table prefix) to use.")
     ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            envvar="LINKMEM_URL",
+            help="Talk to a running `linkmem serve` at this URL instead of opening a store.",
+        ),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar="LINKMEM_API_KEY",
+            help="API key for --url (better: set LINKMEM_API_KEY).",
+            show_default=False,
+        ),
+    ] = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -104,16 +124,31 @@ def main_options(
 
     Try `linkmem demo` first.
     """
-    ctx.obj = GlobalOptions(db, store, config, collection)
+    ctx.obj = GlobalOptions(db, store, config, collection, url, api_key)
 
 
 def global_options(ctx: typer.Context) -> GlobalOptions:
     return ctx.find_object(GlobalOptions) or GlobalOptions()
 
 
-def open_memory(ctx: typer.Context) -> Memory:
-    """The ``Memory`` the global options describe, closed when the command ends."""
+def open_memory(ctx: typer.Context) -> Memory | RemoteMemory:
+    """The ``Memory`` the global options describe (a ``RemoteMemory`` with ``--url``),
+    closed when the command ends."""
     opts = global_options(ctx)
+    if opts.url:
+        return ctx.with_resource(RemoteMemory(opts.url, api_key=opts.api_key))
+    return open_local_memory(ctx)
+
+
+def open_local_memory(ctx: typer.Context) -> Memory:
+    """The store on this machine, for commands that cannot run through a server."""
+    opts = global_options(ctx)
+    if opts.url:
+        fail(
+            f"`linkmem {ctx.command.name}` works on this machine's store, not through a "
+            "server: drop --url (and unset LINKMEM_URL)",
+            2,
+        )
     memory = Memory(opts.db, config_file=opts.config, **opts.overrides())
     return ctx.with_resource(memory)
 

@@ -23,10 +23,14 @@ from linkmem.cli.options import (
     parse_json,
     scope,
 )
-from linkmem.config import Settings
+from linkmem.client import RemoteMemory
+from linkmem.memory import Memory
 
 
-def _where(settings: Settings) -> str:
+def _where(memory: Memory | RemoteMemory) -> str:
+    if isinstance(memory, RemoteMemory):
+        return f"the server at {memory.settings.url}"
+    settings = memory.settings
     place = settings.sqlite_path if settings.store == "sqlite" else f"the {settings.store} store"
     return f"collection {settings.collection!r} of {place}"
 
@@ -206,7 +210,7 @@ def reset(
     """
     ensure_confirmable(yes)  # before opening, so a refused reset creates nothing
     memory = open_memory(ctx)
-    confirm(yes, f"Delete everything in {_where(memory.settings)}?")
+    confirm(yes, f"Delete everything in {_where(memory)}?")
     memory.reset()
     render.emit(
         {"reset": True},

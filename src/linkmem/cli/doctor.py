@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from linkmem.cli import render
-from linkmem.cli.app import app, open_memory
+from linkmem.cli.app import app, open_local_memory, open_memory
 from linkmem.cli.options import Json
 from linkmem.components import installed_pipeline, pipeline_candidates
 from linkmem.memory import Memory
@@ -54,7 +54,9 @@ def _pipeline(memory: Memory) -> str:
 def diagnose(ctx: typer.Context) -> dict[str, Any]:
     """Open the store and run each check; a failing check never stops the next one."""
     try:
-        memory = open_memory(ctx)
+        memory = open_local_memory(ctx)
+    except typer.Exit:  # --url: refused with its own message
+        raise
     except Exception as e:  # noqa: BLE001
         failed = Check("store opens", False, f"{type(e).__name__}: {e}")
         return {"status": {}, "checks": [asdict(failed)], "ok": False}

@@ -16,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from linkmem.cli import render
 from linkmem.cli.app import app, open_memory
 from linkmem.cli.options import Agent, Json, Run, User, scope
+from linkmem.client import RemoteMemory
 from linkmem.errors import LinkmemError
 from linkmem.ingest import FileImport, restore_file
 from linkmem.transfer import export_header
@@ -145,8 +146,14 @@ def import_file(
         _refuse_for_export(user, agent, run, skip_existing=skip_existing)
         _restore(ctx, path, header, batch_size, as_json)
         return
+    memory = open_memory(ctx)
+    if isinstance(memory, RemoteMemory):  # the server checks and writes it
+        ids = scope(user, agent, run)
+        report = memory.import_file(path, **ids, batch_size=batch_size, skip_existing=skip_existing)
+        render.emit(report, as_json, render.import_report)
+        return
     job = FileImport(
-        open_memory(ctx),
+        memory,
         path,
         scope(user, agent, run),
         batch_size=batch_size,

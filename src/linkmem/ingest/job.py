@@ -16,15 +16,23 @@ import gzip
 import hashlib
 import time
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from linkmem import validation
-from linkmem.errors import InvalidInput
-from linkmem.ingest.records import Batch, ScopeKey, batches, check_records, read_records
+from linkmem.errors import InvalidInput, PermissionDenied
+from linkmem.ingest.records import (
+    Batch,
+    Record,
+    ScopeKey,
+    batches,
+    check_records,
+    read_records,
+)
 from linkmem.store.base import Store, iter_chunks
+from linkmem.tenancy import Tenant
 from linkmem.types import SCOPE_KEYS, Scope
 
 if TYPE_CHECKING:
@@ -122,6 +130,7 @@ class FileImport:
         *,
         batch_size: int = 256,
         skip_existing: bool = False,
+        tenant: Tenant | None = None,
     ) -> None:
         if batch_size < 1:
             raise InvalidInput(f"batch size must be at least 1, got {batch_size}")
@@ -130,6 +139,7 @@ class FileImport:
         self.scope = scope
         self.batch_size = batch_size
         self.skip_existing = skip_existing
+        self.tenant = tenant
         self.report = ImportReport()
         self.batch: Batch | None = None
 
@@ -140,7 +150,7 @@ class FileImport:
     def check(self) -> int:
         """Validate the whole file; return how many records it holds."""
         try:
-            records = read_records(self.path, self.scope)
+            records = self._records()
             settings = self.memory.settings
             self.report.records = check_records(
                 records, settings.max_text_chars, settings.max_metadata_bytes
@@ -152,13 +162,26 @@ class FileImport:
     def run(self, progress: Progress | None = None) -> dict[str, Any]:
         """Write the records; ``progress(n)`` hears of every ``n`` records done."""
         existing = ExistingTexts(self.memory.store) if self.skip_existing else None
-        for batch in batches(read_records(self.path, self.scope), self.batch_size):
+        for batch in batches(self._records(), self.batch_size):
             self.batch = batch
             self._write(batch, existing)
             if progress is not None:
                 progress(len(batch.records))
         self.batch = None
         return self.report.finish()
+
+    def _records(self) -> Iterator[Record]:
+        """The file's records; with a tenant, each scope pinned to it (``Tenant.pin``), so a
+        line naming another tenant's ids is refused by ``check`` before anything is written."""
+        for record in read_records(self.path, self.scope):
+            if self.tenant is None:
+                yield record
+                continue
+            try:
+                pinned = self.tenant.pin(dict(zip(SCOPE_KEYS, record.scope)))
+            except PermissionDenied as e:
+                raise PermissionDenied(f"{record.where}: {e}; nothing was written") from e
+            yield replace(record, scope=tuple(pinned[k] for k in SCOPE_KEYS))
 
     def _write(self, batch: Batch, existing: ExistingTexts | None) -> None:
         items, metadata = batch.items, [r.metadata for r in batch.records]
@@ -197,9 +220,13 @@ def import_file(
     batch_size: int = 256,
     skip_existing: bool = False,
     progress: Progress | None = None,
+    tenant: Tenant | None = None,
 ) -> dict[str, Any]:
-    """Check then write ``path`` into ``memory``; return the import report."""
-    job = FileImport(memory, path, scope, batch_size=batch_size, skip_existing=skip_existing)
+    """Check then write ``path`` into ``memory``; return the import report. With a
+    ``tenant``, every record is pinned to its scope (``Tenant.pin``)."""
+    job = FileImport(
+        memory, path, scope, batch_size=batch_size, skip_existing=skip_existing, tenant=tenant
+    )
     job.check()
     return job.run(progress)
 

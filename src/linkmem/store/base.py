@@ -196,6 +196,10 @@ class Store(Protocol):
         """Delete those of ``entity_ids`` that have no links left; returns how many."""
         ...
 
+    def count_entities(self) -> int:
+        """Entities in the whole collection."""
+        ...
+
     def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]: ...
 
     def list_entities(

@@ -162,6 +162,9 @@ class EntityTables:
             self.db.execute(conn, q.lock_entities(self.t), (sorted(set(entity_ids)),))
             return self.db.execute(conn, q.delete_orphans(self.t), (list(entity_ids),)).rowcount
 
+    def count_entities(self) -> int:
+        return int(self.db.value(f"SELECT count(*) FROM {self.t.entities}"))
+
     def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]:
         if not ids:
             return []

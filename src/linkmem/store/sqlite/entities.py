@@ -173,6 +173,9 @@ class EntityTables:
                 self._bump(scopes, "ent_version")  # type: ignore[attr-defined]
         return dropped
 
+    def count_entities(self) -> int:
+        return self.db.rows(f"SELECT count(*) FROM {self.c}_entities")[0][0]
+
     def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]:
         found: dict[str, EntityRecord] = {}
         for chunk in iter_chunks(list(ids), CHUNK):

@@ -1,0 +1,98 @@
+"""Real ``linkmem serve`` processes for tests, on 127.0.0.1 and a free port, stopped at the
+end. ``remote_sqlite`` and ``remote_postgres`` are session servers that the contract suite
+runs ``RemoteMemory`` against (each test starts from a reset store)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+WORKER = Path(__file__).parent / "server_worker.py"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class ServerProcess:
+    """One server process; ``url`` once it is ready."""
+
+    def __init__(self, settings: dict[str, Any], home: Path) -> None:
+        self.settings = settings
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = home / f"server-{self.port}.log"
+        env = {**os.environ, "LINKMEM_HOME": str(home)}
+        home.mkdir(parents=True, exist_ok=True)
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, str(WORKER), str(self.port), json.dumps(settings)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        self.wait_ready()
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{self.url}/v1/ready", timeout=1.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"server not ready in {timeout} s: {self.log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_server(settings: dict[str, Any], home: Path) -> Iterator[ServerProcess]:
+    server = ServerProcess(settings, home)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def remote_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    home = tmp_path_factory.mktemp("server-sqlite")
+    yield from start_server({"sqlite.path": str(home / "memory.db")}, home)
+
+
+@pytest.fixture(scope="session")
+def remote_postgres(
+    tmp_path_factory: pytest.TempPathFactory, pg_dsn_18: str
+) -> Iterator[ServerProcess]:
+    home = tmp_path_factory.mktemp("server-postgres")
+    settings = {
+        "store": "postgres",
+        "postgres.dsn": pg_dsn_18,
+        "collection": "s_" + uuid.uuid4().hex[:12],
+    }
+    yield from start_server(settings, home)
