@@ -8,7 +8,6 @@ import typer
 
 from linkmem.cli.app import app, global_options, open_local_memory
 from linkmem.config import resolve_settings
-from linkmem.errors import BackendUnavailable
 
 
 @app.command()
@@ -26,13 +25,8 @@ def serve(
 
     Without API keys it listens on loopback only; create keys with `linkmem keys create`.
     """
-    try:
-        from linkmem.server import serve as run_server
-    except ImportError as e:
-        raise BackendUnavailable(
-            f"the server needs packages that are not installed ({e.name}); "
-            "run: pip install 'linkmem[server]'"
-        ) from e
+    from linkmem.server import serve as run_server  # FastAPI loads only for this command
+
     opts = global_options(ctx)
     overrides = {**opts.overrides(), **({"sqlite.path": str(opts.db)} if opts.db else {})}
     settings = resolve_settings(overrides, config_file=opts.config).server
