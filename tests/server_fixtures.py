@@ -28,6 +28,22 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def wait_ready(url: str, process: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Until ``url`` answers ``/v1/ready`` with 200; RuntimeError if the process exits or
+    the time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}")
+        try:
+            if httpx.get(f"{url}/v1/ready", timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"the server was not ready in {timeout} s")
+
+
 class ServerProcess:
     """One server process; ``url`` once it is ready."""
 
@@ -47,19 +63,12 @@ class ServerProcess:
             )
         self.wait_ready()
 
-    def wait_ready(self, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{self.url}/v1/ready", timeout=1.0).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"server not ready in {timeout} s: {self.log.read_text()[-2000:]}")
+    def wait_ready(self) -> None:
+        try:
+            wait_ready(self.url, self.process)
+        except RuntimeError as e:
+            self.stop()
+            raise RuntimeError(f"{e}: {self.log.read_text()[-2000:]}") from e
 
     def stop(self) -> None:
         if self.process.poll() is None:

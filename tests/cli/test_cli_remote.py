@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 from cli_helpers import LINKMEM, data, run
-from server_fixtures import free_port
+from server_fixtures import free_port, wait_ready
 
 from linkmem import RemoteMemory
 
@@ -89,7 +89,7 @@ def test_linkmem_serve_with_the_default_models(tmp_path: Path):
     )
     try:
         memory = RemoteMemory(f"http://127.0.0.1:{port}")
-        _wait_ready(memory, server)
+        wait_ready(memory.settings.url, server)
         memory.add("My sister Ana moved to Lisbon last spring", user_id="u")
         memory.add("I bought a new bike", user_id="u")
         top = memory.search("Where does Ana live?", user_id="u")["results"][0]
@@ -102,18 +102,3 @@ def test_linkmem_serve_with_the_default_models(tmp_path: Path):
     assert server.returncode in (0, -signal.SIGTERM), stderr
     assert "Finished server process" in stderr
     assert "no API keys exist" in stderr and "127.0.0.1" in stderr
-
-
-def _wait_ready(memory: RemoteMemory, server: subprocess.Popen) -> None:
-    import time
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        assert server.poll() is None, server.stderr.read() if server.stderr else ""
-        try:
-            if httpx.get(f"{memory.settings.url}/v1/ready", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("linkmem serve did not become ready in 60 s")

@@ -43,27 +43,21 @@ class RemoteMemory:
         retries: int = 2,
     ) -> None:
         self.settings = ClientSettings.resolve(url, api_key, timeout, retries)
-        self._http = httpx.Client(
-            base_url=self.settings.url,
-            headers=self.settings.headers(),
-            timeout=self.settings.timeouts(),
-        )
+        self._http = httpx.Client(**self.settings.client_options())
         self.keys = RemoteKeys(self)
 
     def _send(self, call: Call) -> Any:
-        kwargs = transport.encode(call)
-        for attempt in range(self.settings.retries + 1):
-            last = attempt == self.settings.retries
+        kwargs, attempt = transport.encode(call), 0
+        while True:
+            response, error = None, None
             try:
                 response = self._http.request(call.method, call.path, **kwargs)
             except httpx.HTTPError as e:
-                if last or not transport.should_retry(call, e, None):
-                    raise transport.unreachable(self.settings, e) from e
-            else:
-                if last or not transport.should_retry(call, None, response):
-                    return transport.decode(response, call.unwrap)
+                error = e
+            if not transport.again(call, attempt, self.settings.retries, error, response):
+                return transport.finish(self.settings, call, error, response)
             time.sleep(transport.backoff(attempt))
-        raise AssertionError("unreachable")
+            attempt += 1
 
     # whole files ------------------------------------------------------------------------------
     def export(self, destination: Source, *, batch_size: int = 1000) -> Result:

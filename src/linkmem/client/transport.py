@@ -52,6 +52,10 @@ class ClientSettings:
     def timeouts(self) -> httpx.Timeout:
         return httpx.Timeout(self.timeout, connect=min(self.timeout, 5.0))
 
+    def client_options(self) -> dict[str, Any]:
+        """What ``httpx.Client`` / ``httpx.AsyncClient`` are built with (pooled)."""
+        return {"base_url": self.url, "headers": self.headers(), "timeout": self.timeouts()}
+
 
 def encode(call: Call) -> dict[str, Any]:
     """``httpx`` request arguments; arguments that JSON cannot carry are ``InvalidInput``."""
@@ -93,6 +97,18 @@ def unreachable(settings: ClientSettings, error: Exception) -> BackendUnavailabl
         f"cannot reach the linkmem server at {settings.url} ({type(error).__name__}: {error}); "
         "start it with 'linkmem serve' or check the url"
     )
+
+
+def again(call: Call, attempt: int, retries: int, error: Exception | None, response: Any) -> bool:
+    """Whether attempt number ``attempt`` (from 0) of ``call`` is followed by another."""
+    return attempt < retries and should_retry(call, error, response)
+
+
+def finish(settings: ClientSettings, call: Call, error: Exception | None, response: Any) -> Any:
+    """The result of the last attempt: its answer, or the exception it ends in."""
+    if error is not None:
+        raise unreachable(settings, error) from error
+    return decode(response, call.unwrap)
 
 
 def should_retry(call: Call, error: Exception | None, response: httpx.Response | None) -> bool:

@@ -6,6 +6,8 @@ is one statement, so each is atomic on its own and joins an open transaction of 
 
 from __future__ import annotations
 
+from dataclasses import astuple
+
 from linkmem.store.base import ApiKeyRow
 from linkmem.store.postgres.connection import Database
 from linkmem.store.postgres.sql import Tables
@@ -28,17 +30,7 @@ class KeyTables:
         self.db.run(
             f"INSERT INTO {keys_table(self.t)} ({_COLUMNS}) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                row.id,
-                row.key_hash,
-                row.name,
-                row.role,
-                row.user_id,
-                row.agent_id,
-                row.created_at,
-                row.revoked_at,
-                row.prefix,
-            ),
+            astuple(row),  # the fields in _COLUMNS order
         )
 
     def api_keys(self, include_revoked: bool) -> list[ApiKeyRow]:

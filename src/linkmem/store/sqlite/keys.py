@@ -5,6 +5,8 @@ Keys are not memories: export, restore, audit and reset leave this table alone.
 
 from __future__ import annotations
 
+from dataclasses import astuple
+
 from linkmem.store.base import ApiKeyRow
 from linkmem.store.sqlite.connection import Connection
 
@@ -20,17 +22,7 @@ class KeyTables:
     def put_api_key(self, row: ApiKeyRow) -> None:
         self.db.run(
             f"INSERT INTO {self.c}_api_keys ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                row.id,
-                row.key_hash,
-                row.name,
-                row.role,
-                row.user_id,
-                row.agent_id,
-                row.created_at,
-                row.revoked_at,
-                row.prefix,
-            ),
+            astuple(row),  # the fields in _COLUMNS order
         )
 
     def api_keys(self, include_revoked: bool) -> list[ApiKeyRow]:
