@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from linkmem.errors import InvalidInput, NotFound, Unauthorized
 from linkmem.store.base import ApiKeyRow
 from linkmem.tenancy import Tenant
-from linkmem.validation import shown, validate_name
+from linkmem.validation import check_storable, shown, validate_name
 
 if TYPE_CHECKING:
     from linkmem.store.base import Store
@@ -171,6 +171,7 @@ class KeyRing:
             raise InvalidInput(
                 f"a key id is a string such as key_0123456789ab, got {shown(key_id)}"
             )
+        check_storable(key_id, "key id")
         row = self.store.revoke_api_key(key_id.strip(), _now())
         if row is None:
             raise NotFound(

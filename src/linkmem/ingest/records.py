@@ -130,8 +130,11 @@ def _is_jsonl(path: Path) -> bool:
         first = next((line for line in f if line.strip()), b"")
     try:
         return isinstance(json.loads(first), dict)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep or too long
         return False  # a pretty-printed document (or not JSON at all: reported later)
+
+
+_unparsable = "JSON that cannot be read (nested too deep, or a number with too many digits)"
 
 
 def _jsonl_records(path: Path, scope: dict[str, str | None]) -> Iterator[Record]:
@@ -147,6 +150,8 @@ def _jsonl_records(path: Path, scope: dict[str, str | None]) -> Iterator[Record]
                 raise InvalidInput(f"{where}: not UTF-8 text") from e
             except json.JSONDecodeError as e:
                 raise InvalidInput(f"{where}: not valid JSON ({e.msg} at column {e.colno})") from e
+            except (ValueError, RecursionError) as e:
+                raise InvalidInput(f"{where}: {_unparsable}") from e
             yield _record(data, where, scope)
 
 
@@ -161,6 +166,8 @@ def _document_records(path: Path, scope: dict[str, str | None]) -> Iterator[Reco
                 f"{path} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg}); "
                 "use JSONL (one object per line) or a JSON list of messages"
             ) from e
+        except (ValueError, RecursionError) as e:
+            raise InvalidInput(f"{path}: {_unparsable}") from e
     if isinstance(data, list):
         data = {"messages": data}
     if not isinstance(data, dict):

@@ -60,7 +60,10 @@ def describe_validation(errors: list[dict[str, Any]]) -> str:
         if error.get("type") == "extra_forbidden":
             message = "unknown field; remove it (see /docs for the fields this route takes)"
         elif error.get("type") == "json_invalid":
-            message = f"the body is not valid JSON ({error.get('ctx', {}).get('error', '')})"
+            where = f"at character {error['loc'][-1]}" if len(error.get("loc", ())) > 1 else ""
+            why = error.get("ctx", {}).get("error", "")
+            lines.append(f"the body is not valid JSON ({why} {where}".rstrip() + ")")
+            continue
         lines.append(f"{_where(tuple(error.get('loc', ())))}: {message}")
     more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
     return "; ".join(lines) + more
