@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from backends import BACKENDS  # noqa: E402
 from helpers import CapitalisedWordsExtractor  # noqa: E402
+from llm_fixtures import llm_server  # noqa: E402,F401
 from pg_fixtures import pg_dsn_16, pg_dsn_18  # noqa: E402,F401
 from server_fixtures import ServerProcess, remote_postgres, remote_sqlite  # noqa: E402,F401
 
@@ -31,7 +32,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "linkmem-home"
     monkeypatch.setenv("LINKMEM_HOME", str(home))
     names = ("LINKMEM_DB", "LINKMEM_STORE", "LINKMEM_PG_DSN", "LINKMEM_EMBEDDER")
-    for name in (*names, "LINKMEM_URL", "LINKMEM_API_KEY"):
+    llm = ("LINKMEM_LLM_BASE_URL", "LINKMEM_LLM_MODEL", "LINKMEM_LLM_API_KEY")
+    for name in (*names, *llm, "LINKMEM_URL", "LINKMEM_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     return home
 

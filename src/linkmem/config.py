@@ -137,6 +137,37 @@ class ServerSettings:
 
 
 @dataclass(frozen=True)
+class LLMSettings:
+    """The chat model behind ``add(..., infer=True)``: any OpenAI-compatible endpoint
+    (OpenAI, Ollama, vLLM, LM Studio, llama.cpp's server). Unset ``base_url``: no LLM."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    #: Seconds per request (connect, read); a timeout is retried like a 5xx.
+    timeout: float = 60.0
+    #: Extra attempts after a 429, a 5xx, a timeout or a refused connection.
+    retries: int = 2
+    #: First wait between attempts in seconds, doubled each time (a Retry-After header wins,
+    #: up to 30 s).
+    backoff: float = 0.5
+    #: How the answer's JSON shape is enforced: "json_schema" (OpenAI, vLLM, Ollama, LM
+    #: Studio, llama.cpp), "json_object" (a schema inside ``{"type": "json_object"}``, as
+    #: llama-cpp-python's server takes it), "none" (the prompt only), or "auto": the first,
+    #: falling back to the next when the server refuses that shape (400/422, or a 5xx that
+    #: names response_format).
+    structured: str = "auto"
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    #: Existing memories shown to the reconciliation call per fact (dense top k + BM25 top k,
+    #: deduplicated), and at most ``max_candidates`` in all.
+    candidates_per_fact: int = 5
+    max_candidates: int = 30
+    #: An extraction answer with more facts than this is refused as invalid output.
+    max_facts: int = 100
+
+
+@dataclass(frozen=True)
 class Settings:
     home: str = ""
     store: str = "sqlite"
@@ -154,6 +185,7 @@ class Settings:
     max_metadata_bytes: int = 64 * 1024
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     server: ServerSettings = field(default_factory=ServerSettings)
+    llm: LLMSettings = field(default_factory=LLMSettings)
 
     @property
     def sqlite_path(self) -> Path:
@@ -171,6 +203,9 @@ ENV_VARS: dict[str, str] = {
     "LINKMEM_EMBEDDER_API_KEY": "embedder.api_key",
     "LINKMEM_SPACY_PIPELINE": "spacy_pipeline",
     "LINKMEM_COLLECTION": "collection",
+    "LINKMEM_LLM_BASE_URL": "llm.base_url",
+    "LINKMEM_LLM_MODEL": "llm.model",
+    "LINKMEM_LLM_API_KEY": "llm.api_key",
 }
 
 
@@ -257,6 +292,7 @@ _NESTED = {
     "embedder": EmbedderSettings,
     "retrieval": RetrievalConfig,
     "server": ServerSettings,
+    "llm": LLMSettings,
 }
 
 

@@ -68,6 +68,21 @@ class ModelUnavailable(BackendUnavailable):
     code = "model_unavailable"
 
 
+class LLMUnavailable(BackendUnavailable):
+    """The LLM endpoint (``[llm]`` settings) could not be reached or kept failing (timeouts,
+    429, 5xx after the retries, or a refusal such as a bad key); nothing was written."""
+
+    code = "llm_unavailable"
+
+
+class LLMInvalidOutput(LinkmemError):
+    """The LLM answered, but not with what was asked (not JSON, the wrong shape, an id it was
+    never shown); nothing was written."""
+
+    http_status = 502
+    code = "llm_invalid_output"
+
+
 class EmbedderMismatch(LinkmemError):
     """The store was written with a different embedder than the one configured."""
 

@@ -14,9 +14,10 @@ from linkmem.config import Settings, resolve_settings
 from linkmem.embed.base import Embedder
 from linkmem.entities.inspect import EntityInspection
 from linkmem.entities.linker import apply_links, plan_links
-from linkmem.errors import ConfigError, EmbedderMismatch, NotFound
+from linkmem.errors import EmbedderMismatch, NotFound
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import parse_filters
+from linkmem.infer import ChatClient, build_llm, infer_add
 from linkmem.integrity import check_store
 from linkmem.keys import KeyRing
 from linkmem.rank.context import contextual_vectors
@@ -77,6 +78,7 @@ class Memory(EntityInspection, Transfer):
         self.extractor: EntityExtractor | None = None
         if self.settings.entities:
             self.extractor = extractor or LazyExtractor(self.settings)
+        self.llm: ChatClient | None = build_llm(self.settings)  # infer=True; None: not set
         self.store: Store = open_store(self.settings, self.embedder.dim)
         self._check_embedder()
         self.keys = KeyRing(self.store)
@@ -125,12 +127,15 @@ class Memory(EntityInspection, Transfer):
         metadata: Sequence[Mapping[str, Any] | None] | None = None,
         infer: bool = False,
     ) -> Result:
-        """Add many items (each as ``add`` takes it) in one scope, with per-item metadata."""
-        if infer:
-            raise ConfigError("infer=True needs an LLM, and none is configured; use infer=False")
+        """Add many items (each as ``add`` takes it) in one scope, with per-item metadata.
+
+        ``infer=True``: an LLM extracts facts and reconciles them with the scope's memories
+        (ADD / UPDATE / DELETE / NONE events; ``linkmem.infer``)."""
         scope = v.make_scope(user_id, agent_id, run_id)
         items = v.validate_items(items)
         metas = v.validate_metadata_list(metadata, len(items))
+        if infer:
+            return infer_add(self, items, metas, scope)
         records = self._new_records(items, metas, scope)
         with single_threaded_blas():
             self._write_new(records)
@@ -431,6 +436,8 @@ class Memory(EntityInspection, Transfer):
 
     def close(self) -> None:
         self.store.close()
+        if self.llm is not None:
+            self.llm.close()
 
     def __enter__(self) -> Memory:
         return self
