@@ -47,15 +47,24 @@ def add(
     run: Run = None,
     metadata: Metadata = None,
     role: Annotated[str, typer.Option(help="Who said it: user, assistant, tool, ...")] = "user",
+    infer: Annotated[
+        bool,
+        typer.Option(
+            "--infer",
+            help="Let the LLM ([llm] settings) turn the text into facts and update or delete "
+            "existing memories, instead of storing the text as it is.",
+        ),
+    ] = False,
     as_json: Json = False,
 ) -> None:
     """Remember one text.
 
-    The scope needs at least one of --user, --agent and --run.
+    The scope needs at least one of --user, --agent and --run. With --infer an LLM
+    extracts facts and reconciles them with the scope's memories (ADD, UPDATE, DELETE).
     """
     meta = parse_json(metadata, "--metadata")
     message = text if role == "user" else {"role": role, "content": text}
-    result = open_memory(ctx).add(message, **scope(user, agent, run), metadata=meta)
+    result = open_memory(ctx).add(message, **scope(user, agent, run), metadata=meta, infer=infer)
     render.emit(result, as_json, render.events)
 
 

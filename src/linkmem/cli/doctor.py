@@ -51,6 +51,13 @@ def _pipeline(memory: Memory) -> str:
     return name
 
 
+def _llm(memory: Memory) -> str:
+    """The LLM of ``infer=True`` answers a one-token request (not configured is no failure)."""
+    if memory.llm is None:
+        return "not configured (infer=True needs [llm] base_url and model)"
+    return memory.llm.probe()
+
+
 def diagnose(ctx: typer.Context) -> dict[str, Any]:
     """Open the store and run each check; a failing check never stops the next one."""
     try:
@@ -70,6 +77,7 @@ def diagnose(ctx: typer.Context) -> dict[str, Any]:
         _run("status", lambda: _status(memory, status)),
         _run("spaCy pipeline installed", lambda: _pipeline(memory)),
         _run("embedder embeds a text", lambda: _embeds(memory)),
+        _run("LLM answers", lambda: _llm(memory)),
     ]
     return {
         "status": status,
@@ -80,6 +88,7 @@ def diagnose(ctx: typer.Context) -> dict[str, Any]:
 
 def _status(memory: Memory, into: dict[str, Any]) -> str:
     into.update(memory.status())
+    into["llm"] = memory.llm.description if memory.llm else "not configured"
     return f"entity pipeline {into['entities']}"
 
 

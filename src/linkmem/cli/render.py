@@ -264,6 +264,8 @@ def doctor(report: Row) -> None:
         embedder = status["embedder"]
         table.add_row("embedder", Text(f"{embedder['model']} ({embedder['dim']} dims)"))
         table.add_row("entities", Text(str(status["entities"])))
+        if "llm" in status:
+            table.add_row("llm", Text(str(status["llm"])))
         out.print(table)
         out.print()
     for check in report["checks"]:
