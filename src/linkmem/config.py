@@ -165,6 +165,10 @@ class LLMSettings:
     max_candidates: int = 30
     #: An extraction answer with more facts than this is refused as invalid output.
     max_facts: int = 100
+    #: System prompts replacing the built-in ones (``linkmem.infer.prompts``), e.g. for a
+    #: domain or a small local model; the answer's JSON shape stays the same.
+    extract_prompt: str | None = None
+    reconcile_prompt: str | None = None
 
 
 @dataclass(frozen=True)

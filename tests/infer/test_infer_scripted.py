@@ -118,7 +118,7 @@ def test_one_call_mixes_every_event_in_one_transaction(mem, llm_server):
             ("f1", "UPDATE", "m{berlin}", "Alice lives in Lisbon"),
             ("f2", "DELETE", "m{dog}", ""),
             ("f3", "NONE", "m{tea}", ""),
-            ("f4", "ADD", "", "Alice runs every morning"),
+            ("f4", "ADD", "", "ignored: an ADD stores the fact as extracted"),
         )
     )
     labels = _labels_filler(llm_server, {"berlin": berlin, "dog": dog, "tea": tea})
@@ -135,7 +135,7 @@ def test_one_call_mixes_every_event_in_one_transaction(mem, llm_server):
     assert len(llm_server.requests) == 2  # two LLM calls for four facts
     assert mem.count(**U) == 3
     added = out[2]
-    assert added["memory"] == "Alice runs every morning"
+    assert added["memory"] == "Alice runs"
     assert mem.get(added["id"])["metadata"]["inferred_from"][0]["message"] == 1  # system counted
     assert "Max" not in {e["entity"] for e in mem.entities(**U)["results"]}
     assert tea["id"] in {r["id"] for r in mem.get_all(**U)["results"]}
@@ -340,6 +340,23 @@ def test_speakers_dates_and_sources_reach_the_prompt_and_the_metadata(mem, llm_s
     sources = mem.get(event["id"])["metadata"]["inferred_from"]
     assert [s["message"] for s in sources] == [0, 1]
     assert event["actor_id"] == "Bob"
+
+
+def test_a_fact_without_sources_links_to_every_message_of_the_call(mem, llm_server):
+    llm_server.queue(facts(("Alice likes tea", [])))
+    messages = [{"role": "user", "content": "tea?"}, {"role": "user", "content": "yes, tea"}]
+    (event,) = mem.add(messages, **U, infer=True)["results"]
+    assert [s["message"] for s in mem.get(event["id"])["metadata"]["inferred_from"]] == [0, 1]
+
+
+def test_custom_prompts_replace_the_built_in_ones(make_memory, llm_server):
+    settings = llm_server.settings(extract_prompt="EXTRACT!", reconcile_prompt="RECONCILE!")
+    mem = make_memory(llm=settings)
+    mem.add("Alice likes tea", **U)
+    llm_server.queue(facts("Alice likes green tea"), decisions(("f1", "NONE", "m1", "")))
+    mem.add("green tea", **U, infer=True)
+    systems = [r["messages"][0]["content"] for r in llm_server.requests]
+    assert systems == ["EXTRACT!", "RECONCILE!"]
 
 
 def test_duplicate_facts_are_merged(mem, llm_server):

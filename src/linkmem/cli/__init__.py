@@ -13,6 +13,7 @@ from linkmem.cli import (  # noqa: F401 (registration)
     exports,
     imports,
     keys,
+    mcp,
     serve,
 )
 from linkmem.cli.app import app, main

@@ -58,7 +58,8 @@ def infer_add(
     settings = memory.settings
     metas = [v.validate_metadata(m, settings.max_metadata_bytes) for m in metadata]
     turns = turns_of(items, settings.max_text_chars, datetime.now(UTC).date().isoformat())
-    facts = extract_facts(client, turns, settings.llm.max_facts, settings.max_text_chars)
+    llm = settings.llm
+    facts = extract_facts(client, turns, llm.max_facts, settings.max_text_chars, llm.extract_prompt)
     if not facts:
         return {"results": []}
     with single_threaded_blas():
@@ -68,10 +69,10 @@ def infer_add(
             scope,
             facts,
             vectors,
-            settings.llm.candidates_per_fact,
-            settings.llm.max_candidates,
+            llm.candidates_per_fact,
+            llm.max_candidates,
         )
-    decisions = decide(client, facts, similar, settings.max_text_chars)
+    decisions = decide(client, facts, similar, settings.max_text_chars, llm.reconcile_prompt)
     changes = plan_changes(decisions, facts, turns, metas, scope, settings.max_metadata_bytes)
     if not changes:
         return {"results": []}

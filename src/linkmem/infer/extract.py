@@ -80,11 +80,16 @@ def _date_of(message: Any, index: int) -> str | None:
 
 
 def extract_facts(
-    client: ChatClient, turns: Sequence[Turn], max_facts: int, max_chars: int
+    client: ChatClient,
+    turns: Sequence[Turn],
+    max_facts: int,
+    max_chars: int,
+    system: str | None = None,
 ) -> list[Fact]:
     """One LLM call: the facts of ``turns``, checked and deduplicated (case and spacing)."""
     prompt = render_conversation([(t.number, t.date, t.speaker, t.message.content) for t in turns])
-    answer = client.complete_json(EXTRACT_SYSTEM, prompt, extraction_schema(len(turns)), "facts")
+    schema = extraction_schema(len(turns))
+    answer = client.complete_json(system or EXTRACT_SYSTEM, prompt, schema, "facts")
     facts = parse_facts(answer, len(turns), max_facts, max_chars)
     merged: dict[str, Fact] = {}
     for fact in facts:
@@ -117,9 +122,9 @@ def _fact(item: Any, i: int, turn_count: int, max_chars: int) -> Fact:
     sources = item["sources"]
     if not isinstance(sources, list) or not all(type(s) is int for s in sources):
         raise LLMInvalidOutput(f"{where}.sources is not a list of message numbers")
-    if not sources and turn_count == 1:
-        sources = [1]  # one message: there is no doubt where the fact came from
-    if not sources or not all(1 <= s <= turn_count for s in sources):
+    if not sources:  # the model did not say: the fact came from this call's messages
+        sources = list(range(1, turn_count + 1))
+    if not all(1 <= s <= turn_count for s in sources):
         raise LLMInvalidOutput(
             f"{where}.sources is {sources!r}; each must be a message number 1..{turn_count}"
         )

@@ -24,15 +24,24 @@ Rules:
 - Keep only what the messages state. Skip greetings, questions, small talk and anything the \
 assistant merely suggests.
 - "sources" lists the numbers of the messages the fact comes from.
-- If nothing is worth remembering, answer {"facts": []}.
+- Only when there is nothing worth remembering at all, answer {"facts": []}.
 
-Answer with JSON only: {"facts": [{"text": "...", "sources": [1]}]}"""
+Example conversation:
+[1] 2024-03-02 Sam (user): My sister Jo adopted a cat called Pixel last week.
+[2] 2024-03-02 assistant: How lovely! Is Pixel a kitten?
+[3] 2024-03-02 Sam (user): Yes, and I am flying to Oslo to see them.
+Example answer:
+{"facts": [{"text": "Sam's sister Jo adopted a cat called Pixel in late February 2024.", \
+"sources": [1]}, {"text": "Pixel is a kitten.", "sources": [2, 3]}, {"text": "Sam is flying \
+to Oslo to visit Jo.", "sources": [3]}]}
+
+Answer with JSON only, in that shape."""
 
 RECONCILE_SYSTEM = """\
 You keep a memory store current. You get NEW FACTS, each with a label like "f1", and \
 EXISTING MEMORIES, each with a label like "m1". Decide for every new fact exactly one action:
 
-- ADD: the fact is new information. "memory" is "", "text" is the fact.
+- ADD: the fact is new information and is stored as it is. "memory" and "text" are "".
 - UPDATE: the fact changes or refines one existing memory (a new city, a changed \
 preference, more detail). "memory" is that memory's label; "text" is the memory rewritten to \
 be correct now, one sentence.
@@ -47,8 +56,8 @@ DELETE.
 - Use only labels that appear below. Never make up a label.
 - Keep the language of the fact.
 
-Answer with JSON only, one entry per fact label: {"decisions": {"f1": {"event": "ADD", \
-"memory": "", "text": "..."}}}"""
+Answer with JSON only, one entry per fact label: {"decisions": {"f1": {"event": "UPDATE", \
+"memory": "m2", "text": "..."}, "f2": {"event": "ADD", "memory": "", "text": ""}}}"""
 
 
 def render_conversation(lines: Sequence[tuple[int, str, str, str]]) -> str:

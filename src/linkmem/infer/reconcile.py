@@ -70,6 +70,7 @@ def decide(
     facts: Sequence[Fact],
     memories: Sequence[MemoryRecord],
     max_chars: int,
+    system: str | None = None,
 ) -> list[Decision]:
     """One LLM call when there are memories to reconcile against; with none, every fact is
     an ADD and no call is made."""
@@ -77,7 +78,7 @@ def decide(
         return [Decision(i, "ADD", None, f.text) for i, f in enumerate(facts)]
     prompt = render_reconciliation([f.text for f in facts], [m.text for m in memories])
     schema = reconciliation_schema(len(facts), len(memories))
-    answer = client.complete_json(RECONCILE_SYSTEM, prompt, schema, "decisions")
+    answer = client.complete_json(system or RECONCILE_SYSTEM, prompt, schema, "decisions")
     return parse_decisions(answer, facts, memories, max_chars)
 
 
@@ -131,7 +132,9 @@ def _decision(
         raise LLMInvalidOutput(f"{where} is {event} but names no memory")
     if event == "ADD" and target is not None:
         raise LLMInvalidOutput(f"{where} is ADD but names memory {item['memory']!r}")
-    if event in ("ADD", "UPDATE"):
+    if event == "ADD":  # the fact as extracted: deciding is not rewriting
+        return Decision(fact, event, None, facts[fact].text)
+    if event == "UPDATE":
         return Decision(fact, event, target, text or facts[fact].text)
     return Decision(fact, event, target, None)
 

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from linkmem import __version__
 from linkmem.errors import LinkmemError
+from linkmem.mcp_server.http import McpEndpoint
 from linkmem.memory import Memory
 from linkmem.server.errors import install_error_handlers
 from linkmem.server.limits import BodyLimit
@@ -41,13 +42,15 @@ class WarmUp:
 
 
 def create_app(memory: Memory, *, close_memory: bool = False) -> FastAPI:
-    """The server app for ``memory`` (limits come from ``memory.settings.server``);
-    ``close_memory=True`` closes it when the app shuts down."""
+    """The server app for ``memory`` (limits come from ``memory.settings.server``), with
+    MCP at ``/mcp``; ``close_memory=True`` closes it when the app shuts down."""
+    mcp = McpEndpoint(memory)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.warm_up.start()
-        yield
+        async with mcp.running():  # the MCP transport's task group
+            yield
         if close_memory:
             memory.close()
 
@@ -63,6 +66,7 @@ def create_app(memory: Memory, *, close_memory: bool = False) -> FastAPI:
     install_error_handlers(app)
     for module in (memories, entities, admin, probes, mem0):
         app.include_router(module.router)
+    app.add_route("/mcp", mcp.app, include_in_schema=False)  # MCP, same keys (mcp_server.http)
     limits = memory.settings.server
     app.add_middleware(
         BodyLimit,
