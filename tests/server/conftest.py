@@ -17,15 +17,12 @@ from typing import Any
 import httpx
 import pytest
 from helpers import CapitalisedWordsExtractor
+from http_checks import MAX_BODY_MB, MAX_UPLOAD_MB
 from server_fixtures import ServerProcess
 
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
 
-#: JSON bodies above 0.05 MB (52,428 bytes) are refused with 413.
-MAX_BODY_MB = 0.05
-#: Uploads (/v1/import, /v1/restore) above 0.2 MB are refused with 413.
-MAX_UPLOAD_MB = 0.2
 #: The keys every test may use, by name: (tenant, role).
 KEYS = {
     "admin": (None, "admin"),

@@ -9,6 +9,11 @@ import httpx
 
 from linkmem.server import create_app
 
+#: JSON bodies above 0.05 MB (52,428 bytes) are refused with 413 by the suites' servers.
+MAX_BODY_MB = 0.05
+#: Uploads (/v1/import, /v1/restore) above 0.2 MB are refused with 413.
+MAX_UPLOAD_MB = 0.2
+
 Route = tuple[str, str]  # (method, path template)
 
 

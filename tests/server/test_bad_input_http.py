@@ -16,8 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from conftest import MAX_BODY_MB, MAX_UPLOAD_MB
-from http_checks import assert_error, store_size
+from http_checks import MAX_BODY_MB, MAX_UPLOAD_MB, assert_error, store_size
 
 JSON = {"content-type": "application/json"}
 MAX_BODY = int(MAX_BODY_MB * 1024 * 1024)
