@@ -12,6 +12,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from linkmem.errors import ConfigError, PermissionDenied, Unauthorized
 from linkmem.keys import ApiKey
@@ -70,6 +71,22 @@ def resolve_caller(memory: Memory, secret: str | None) -> Caller:
             "(an admin creates one with: linkmem keys create --tenant user:<id>)"
         )
     return Caller(None, "admin", None)
+
+
+def resolve_request_caller(
+    memory: Memory, authorization: str | None, host_header: str | None
+) -> Caller:
+    """The caller of one HTTP request (REST or MCP). An open store (no keys) answers only
+    requests addressed to a loopback name: a browser page that rebinds its own domain to
+    127.0.0.1 sends that domain as the Host, and is refused."""
+    caller = resolve_caller(memory, secret_from_header(authorization))
+    host = urlsplit(f"//{host_header or ''}").hostname or ""
+    if caller.key is None and not is_loopback(host):
+        raise PermissionDenied(
+            "this server has no API keys, so it answers only requests to 127.0.0.1 or "
+            "localhost; create a key (linkmem keys create) to serve other addresses"
+        )
+    return caller
 
 
 def is_loopback(host: str) -> bool:

@@ -161,3 +161,13 @@ class socket_port:
 
     def __exit__(self, *exc: object) -> None:
         self.sock.close()
+
+
+def test_an_open_server_answers_only_requests_addressed_to_loopback(remote_sqlite):
+    """DNS rebinding: a page whose domain now resolves to 127.0.0.1 sends its own Host."""
+    url = f"{remote_sqlite.url}/v1/memories/count"
+    rebound = httpx.get(url, headers={"Host": "attacker.example"})
+    assert rebound.status_code == 403 and rebound.json()["error"]["code"] == "forbidden"
+    port = remote_sqlite.port
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"):
+        assert httpx.get(url, headers={"Host": host}).status_code == 200

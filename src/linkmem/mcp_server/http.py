@@ -16,7 +16,6 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio
 from mcp.server.mcpserver import Context
@@ -27,8 +26,8 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from linkmem.access import Caller, is_loopback, resolve_caller, secret_from_header
-from linkmem.errors import LinkmemError, PermissionDenied, Unauthorized
+from linkmem.access import Caller, resolve_request_caller
+from linkmem.errors import LinkmemError, Unauthorized
 from linkmem.mcp_server.server import build_server
 from linkmem.memory import Memory
 
@@ -37,21 +36,9 @@ CALLER = "linkmem.caller"
 _MB = 1024 * 1024
 
 
-def _hostname(host: str) -> str:
-    return urlsplit(f"//{host}").hostname or ""
-
-
 def resolve_http_caller(memory: Memory, headers: Headers) -> Caller:
-    """The caller of one request. An open store (no keys) answers only requests addressed
-    to a loopback name: a browser page that rebinds its own domain to 127.0.0.1 sends its
-    domain as the Host and is refused."""
-    caller = resolve_caller(memory, secret_from_header(headers.get("authorization")))
-    if caller.key is None and not is_loopback(_hostname(headers.get("host", ""))):
-        raise PermissionDenied(
-            "this server has no API keys, so it answers MCP only at 127.0.0.1 or localhost; "
-            "create a key (linkmem keys create) to serve other addresses"
-        )
-    return caller
+    """The caller of one request, by the rules every HTTP face shares (``linkmem.access``)."""
+    return resolve_request_caller(memory, headers.get("authorization"), headers.get("host"))
 
 
 def refusal(error: LinkmemError) -> Response:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Query, Request
 from fastapi.security import HTTPBearer
 
-from linkmem.access import Caller, resolve_caller, secret_from_header
+from linkmem.access import Caller, resolve_request_caller
 from linkmem.memory import Memory
 
 #: Declared for the OpenAPI page's "Authorize" button; the header is parsed by linkmem.access.
@@ -20,8 +20,10 @@ def memory_of(request: Request) -> Memory:
 
 
 def get_caller(request: Request, _: Annotated[Any, Depends(_bearer)] = None) -> Caller:
-    secret = secret_from_header(request.headers.get("authorization"))
-    return resolve_caller(memory_of(request), secret)
+    headers = request.headers
+    return resolve_request_caller(
+        memory_of(request), headers.get("authorization"), headers.get("host")
+    )
 
 
 def query_scope(
