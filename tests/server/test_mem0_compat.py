@@ -169,12 +169,12 @@ def test_configure_is_not_offered(mem0: Any, key: str | None):
     assert mem0.ok("GET", "/v1/ready", None)["status"] == "ready"  # the server is unchanged
 
 
-def test_home_redirects_to_the_docs(mem0: Any):
+def test_home_redirects_to_the_explorer(mem0: Any):
     response = mem0.call("GET", "/", None, follow_redirects=False)
     assert response.status_code in (302, 307)
-    assert response.headers["location"] == "/docs"
+    assert response.headers["location"] == "/ui/"
     followed = mem0.call("GET", "/", None, follow_redirects=True)
-    assert followed.status_code == 200 and followed.url.path == "/docs"
+    assert followed.status_code == 200 and followed.url.path == "/ui/"
 
 
 def test_docs_and_openapi(mem0: Any):

@@ -36,6 +36,8 @@ PUBLIC: set[Route] = {
     ("GET", "/metrics"),
     ("GET", "/"),
     ("POST", "/configure"),
+    ("GET", "/ui"),  # the explorer's files: the page asks for a key before it reads anything
+    ("GET", "/ui/{path:path}"),
 }
 
 
@@ -369,6 +371,19 @@ def _check(w: World) -> None:
 @attack("GET", "/v1/status")
 def _status(w: World) -> None:
     forbidden(w.api.call("GET", "/v1/status", "alice"))
+
+
+@attack("GET", "/v1/whoami")
+def _whoami(w: World) -> None:
+    for params in ({}, {"user_id": "bob"}):
+        me = w.api.ok("GET", "/v1/whoami", "alice", params=params)
+        assert (me["role"], me["tenant"], me["user_id"]) == ("write", "user:alice", "alice")
+
+
+@attack("GET", "/v1/weights")
+def _weights(w: World) -> None:
+    weights = w.api.ok("GET", "/v1/weights", "alice", params={"user_id": "bob"})
+    assert set(weights) == {"dense", "bm25", "max_score"}  # numbers of the config, no memory
 
 
 @attack("GET", "/v1/export")

@@ -12,6 +12,7 @@ from linkmem import __version__
 from linkmem.errors import LinkmemError
 from linkmem.mcp_server.http import McpEndpoint
 from linkmem.memory import Memory
+from linkmem.server import ui
 from linkmem.server.errors import install_error_handlers
 from linkmem.server.limits import BodyLimit
 from linkmem.server.metrics import Metrics, MetricsMiddleware
@@ -66,6 +67,7 @@ def create_app(memory: Memory, *, close_memory: bool = False) -> FastAPI:
     install_error_handlers(app)
     for module in (memories, entities, admin, probes, mem0):
         app.include_router(module.router)
+    app.include_router(ui.router)  # the memory explorer at /ui/
     app.add_route("/mcp", mcp.app, include_in_schema=False)  # MCP, same keys (mcp_server.http)
     limits = memory.settings.server
     app.add_middleware(

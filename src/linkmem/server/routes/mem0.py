@@ -103,4 +103,4 @@ def configure() -> Any:
 
 @router.get("/", include_in_schema=False)
 def home() -> RedirectResponse:
-    return RedirectResponse(url="/docs")
+    return RedirectResponse(url="/ui/")
