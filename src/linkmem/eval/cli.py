@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from linkmem.eval.runner import ABLATIONS, DEFAULT_KS, run_locomo
+from linkmem.config import RetrievalConfig
+from linkmem.eval.runner import ABLATIONS, DEFAULT_KS, checked_tune, run_locomo
 
 app = typer.Typer(
     help="Offline retrieval evaluation (LoCoMo).",
@@ -67,6 +68,22 @@ def parse_ablations(values: list[str] | None) -> list[str]:
     return names
 
 
+def parse_tune(values: list[str] | None) -> dict[str, list[float]]:
+    """``["name_boost_weight=0,0.05,0.1"]`` -> ``{"name_boost_weight": [0.0, 0.05, 0.1]}``."""
+    out: dict[str, list[float]] = {}
+    for value in values or []:
+        name, _, numbers = value.partition("=")
+        try:
+            out[name.strip()] = [float(n) for n in numbers.split(",") if n.strip()]
+        except ValueError:
+            out[name.strip()] = []
+        if not name.strip() or not out[name.strip()]:
+            raise typer.BadParameter(
+                f"expected NAME=V1,V2,... like context_weight=0.4,0.6, got {value!r}"
+            )
+    return out
+
+
 _KS_TEXT = ",".join(map(str, DEFAULT_KS))
 _ABLATIONS_TEXT = ", ".join(ABLATIONS)
 
@@ -86,13 +103,29 @@ def locomo(
     limit_conversations: Annotated[
         int | None, typer.Option(min=1, help="Only the first N conversations.")
     ] = None,
+    folds: Annotated[
+        bool,
+        typer.Option(help="Also report leave-one-conversation-out folds: mean and worst fold."),
+    ] = False,
+    tune: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="NAME=V1,V2,...: try these values of a RetrievalConfig constant (full system), "
+            "choose one per fold on the other conversations (repeatable; implies --folds)."
+        ),
+    ] = None,
 ) -> None:
     """Recall@k of the evidence turns per category, for each retrieval ablation."""
-    from linkmem.eval.report import print_report
+    from linkmem.eval.report import print_folds, print_report
 
     path = resolve_data(data)
     ks = parse_ks(k)
     names = parse_ablations(ablation)
+    grid = parse_tune(tune)
+    try:
+        checked_tune(grid, RetrievalConfig())
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--tune") from e
     result = run_locomo(
         path,
         ks=ks,
@@ -100,8 +133,12 @@ def locomo(
         out=out,
         limit_conversations=limit_conversations,
         progress=lambda message: typer.echo(message, err=True),
+        folds=folds,
+        tune=grid,
     )
     print_report(result)
+    if "folds" in result:
+        print_folds(result)
     if out is not None:
         typer.echo(f"wrote {out}", err=True)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,3 +83,85 @@ def print_report(result: Mapping[str, Any], console: Console | None = None) -> N
     for k in result["ks"]:
         console.print(recall_table(result, k))
     console.print(timing_table(result))
+
+
+def _fold_rows(result: Mapping[str, Any], group: str, ks: Sequence[int]) -> list[list[str]]:
+    """One row per held-out fold, then the mean and the worst fold; columns ablation x k."""
+    table = result["folds"]
+    names = list(table["recall"])
+    rows = []
+    for fold in table["folds"]:
+        rows.append(
+            [fold, *(_cell(table["recall"][n][group][str(k)][fold]) for n in names for k in ks)]
+        )
+    for label in ("mean", "worst"):
+        rows.append(
+            [label, *(_cell(table["spread"][n][group][str(k)][label]) for n in names for k in ks)]
+        )
+    return rows
+
+
+def _fold_header(result: Mapping[str, Any], ks: Sequence[int]) -> list[str]:
+    return ["held out", *(f"{n} @{k}" for n in result["folds"]["recall"] for k in ks)]
+
+
+def fold_tables(result: Mapping[str, Any], ks: Sequence[int] | None = None) -> list[Table]:
+    """One table per fold group: the held-out recall of each fold, the mean and the worst."""
+    ks = list(ks or [k for k in result["ks"] if k in (10, 25)] or result["ks"])
+    tables = []
+    for group in result["folds"]["recall"]["full"]:
+        name = CATEGORIES.get(int(group), "") if group.isdigit() else "categories 1-4"
+        table = Table(title=f"Leave one conversation out: {group} {name}", title_justify="left")
+        for header in _fold_header(result, ks):
+            table.add_column(header, justify="right", no_wrap=True)
+        for row in _fold_rows(result, group, ks):
+            table.add_row(*row)
+        tables.append(table)
+    return tables
+
+
+def tuning_table(result: Mapping[str, Any]) -> Table:
+    """Per constant and fold: the value chosen on the other folds and its held-out recall."""
+    table = Table(title="Per-fold tuning (chosen on the other folds)", title_justify="left")
+    for header in ("constant", "held out", "chosen", "held-out recall", "at default"):
+        table.add_column(header, justify="right", no_wrap=True)
+    for constant, tuned in result.get("tuning", {}).items():
+        for fold, data in tuned["folds"].items():
+            table.add_row(
+                constant,
+                fold,
+                f"{data['chosen']:g}",
+                _cell(data["held_out"]),
+                _cell(data["held_out_default"]),
+            )
+        table.add_row(
+            constant,
+            "mean / worst",
+            "stable" if tuned["stable"] else "moves",
+            f"{_cell(tuned['held_out']['mean'])} / {_cell(tuned['held_out']['worst'])}",
+            f"{_cell(tuned['held_out_default']['mean'])} / "
+            f"{_cell(tuned['held_out_default']['worst'])}",
+        )
+    return table
+
+
+def folds_markdown(result: Mapping[str, Any], group: str, ks: Sequence[int]) -> str:
+    """The fold table of one group as a Markdown table (for benchmarks/README.md)."""
+    header = _fold_header(result, ks)
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|---|" + "---:|" * (len(header) - 1),
+    ]
+    for row in _fold_rows(result, group, ks):
+        if row[0] in ("mean", "worst"):
+            row = [f"**{row[0]}**", *row[1:]]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def print_folds(result: Mapping[str, Any], console: Console | None = None) -> None:
+    console = console or Console()
+    for table in fold_tables(result):
+        console.print(table)
+    if result.get("tuning"):
+        console.print(tuning_table(result))

@@ -11,12 +11,15 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
 from linkmem.components import describe
+from linkmem.config import RetrievalConfig, with_retrieval
+from linkmem.eval.folds import fold_table, tune_folds
 from linkmem.eval.locomo import Conversation, Question, load_locomo
 from linkmem.eval.metrics import aggregate, counts, mean, percentile, recalls
 from linkmem.memory import Memory
@@ -31,6 +34,12 @@ ABLATIONS: dict[str, Signals] = {
     "full": Signals(dense=True, keyword=True, entities=True),
 }
 DEFAULT_KS: tuple[int, ...] = (1, 5, 10, 25, 50)
+#: Groups of the fold report: the headline, then multi-hop, temporal and adversarial.
+FOLD_GROUPS: tuple[str, ...] = ("1-4", "1", "2", "5")
+#: Retrieval constants read on the write path: trying another value rebuilds the store.
+WRITE_TIME = frozenset(
+    {"context_weight", "context_window", "entity_merge_similarity", "max_entities_per_memory"}
+)
 
 MemoryFactory = Callable[[Path], Memory]
 Progress = Callable[[str], None]
@@ -50,14 +59,20 @@ def run_locomo(
     *,
     limit_conversations: int | None = None,
     progress: Progress | None = None,
+    folds: bool = False,
+    tune: Mapping[str, Sequence[float]] | None = None,
 ) -> dict[str, Any]:
     """Evaluate retrieval on a LoCoMo file; write the result as JSON to ``out`` when given.
 
     The result keeps, per ablation, every scored question with its ranked ``dia_id``s.
+    ``folds``: add the leave-one-conversation-out table (``result["folds"]``). ``tune``: a
+    retrieval constant -> values to try; each value is searched with the full system and
+    chosen per fold on the other conversations (``result["tuning"]``; see ``eval.folds``).
     """
     started = time.perf_counter()
     ks_sorted = check_ks(ks)
     names = check_ablations(ablations)
+    checked_tune(tune, RetrievalConfig())  # unknown names fail before the store is built
     say = progress or (lambda _message: None)
     conversations = load_locomo(data_path, limit_conversations)
     with tempfile.TemporaryDirectory(prefix="linkmem-locomo-") as tmp:
@@ -72,6 +87,20 @@ def run_locomo(
             results = {
                 name: run_ablation(memory, conversations, name, ks_sorted, say) for name in names
             }
+            grids = {
+                constant: grid_questions(
+                    memory,
+                    conversations,
+                    constant,
+                    values,
+                    ks_sorted,
+                    results,
+                    say,
+                    rebuild=lambda: memory_factory(Path(tmp) / f"grid-{time.time_ns()}.db"),
+                )
+                for constant, values in checked_tune(tune, memory.settings.retrieval).items()
+            }
+            base_config = memory.settings.retrieval
         finally:
             memory.close()
     result = {
@@ -86,6 +115,17 @@ def run_locomo(
         },
         "ablations": results,
     }
+    if folds or grids:
+        questions = {name: data["questions"] for name, data in results.items()}
+        result["folds"] = fold_table(questions, FOLD_GROUPS, ks_sorted)
+    if grids:
+        result["tuning"] = {
+            constant: {
+                **tune_folds(grid, getattr(base_config, constant), "1-4", _tuning_k(ks_sorted)),
+                "recall": {str(v): aggregate(qs, ks_sorted) for v, qs in sorted(grid.items())},
+            }
+            for constant, grid in grids.items()
+        }
     if out is not None:
         from linkmem.eval.report import write_json
 
@@ -106,6 +146,71 @@ def check_ablations(ablations: Iterable[str]) -> list[str]:
     if unknown or not names:
         raise ValueError(f"unknown ablation(s) {unknown!r}; choose from {', '.join(ABLATIONS)}")
     return names
+
+
+def _tuning_k(ks: Sequence[int]) -> int:
+    """Constants are chosen on recall@10 when it is measured, else on the smallest k."""
+    return 10 if 10 in ks else min(ks)
+
+
+def checked_tune(
+    tune: Mapping[str, Sequence[float]] | None, defaults: RetrievalConfig
+) -> dict[str, list[float]]:
+    """Known constant names, each with its default among the values tried."""
+    known = {f.name: f for f in fields(RetrievalConfig)}
+    out: dict[str, list[float]] = {}
+    for name, values in (tune or {}).items():
+        if name not in known:
+            raise ValueError(f"unknown retrieval constant {name!r}; choose from {sorted(known)}")
+        cast = int if isinstance(getattr(defaults, name), int) else float
+        out[name] = sorted({cast(v) for v in values} | {getattr(defaults, name)})
+    return out
+
+
+@contextmanager
+def _retrieval(memory: Memory, **changes: Any) -> Iterator[Memory]:
+    """Search ``memory`` with some retrieval constants changed, then restore them."""
+    before = memory.settings
+    memory.settings = with_retrieval(before, **changes)
+    try:
+        yield memory
+    finally:
+        memory.settings = before
+
+
+def grid_questions(
+    memory: Memory,
+    conversations: Sequence[Conversation],
+    constant: str,
+    values: Sequence[float],
+    ks: Sequence[int],
+    done: Mapping[str, Any],
+    say: Progress,
+    *,
+    rebuild: Callable[[], Memory],
+) -> dict[float, list[dict[str, Any]]]:
+    """The full system's scored questions for each value of one constant. A search-time
+    constant is changed on the shared store; a write-time one (``WRITE_TIME``) gets a store
+    of its own, built by ``rebuild`` and filled again."""
+    default = getattr(memory.settings.retrieval, constant)
+    grid: dict[float, list[dict[str, Any]]] = {}
+    for value in values:
+        if value == default and "full" in done:
+            grid[value] = done["full"]["questions"]
+            continue
+        say(f"tuning {constant}={value}")
+        if constant not in WRITE_TIME:
+            with _retrieval(memory, **{constant: value}):
+                grid[value] = run_ablation(memory, conversations, "full", ks, say)["questions"]
+            continue
+        other = rebuild()
+        try:
+            other.settings = with_retrieval(other.settings, **{constant: value})
+            add_conversations(other, conversations, say)
+            grid[value] = run_ablation(other, conversations, "full", ks, say)["questions"]
+        finally:
+            other.close()
+    return grid
 
 
 def _require_entities(memory: Memory, names: Sequence[str]) -> None:
