@@ -95,3 +95,25 @@ def test_matrix_cache_is_bounded_and_evicts_the_least_recently_used():
     cache.get(1, 0)
     cache.get(2, 0)
     assert loads == [1, 2, 3, 2]
+
+
+def test_appended_rows_grow_in_place_and_readers_keep_their_rows():
+    import numpy as np
+
+    from linkmem.store.vectors import ScopeMatrix
+
+    rng = np.random.default_rng(0)
+    first = rng.random((3, 4), dtype=np.float32)
+    entry = ScopeMatrix(1, np.arange(3, dtype=np.int64), ["a", "b", "c"], first)
+    seen, buffers = [], set()
+    for step in range(40):
+        row = rng.random((1, 4), dtype=np.float32)
+        before = entry
+        entry = entry.appended(step + 2, [100 + step], [f"m{step}"], row)
+        seen.append(row[0])
+        assert before.matrix.shape[0] == 3 + step  # an older reader still sees its own rows
+        buffers.add(id(entry._spare[0]))
+    assert np.array_equal(entry.matrix, np.vstack([first, *seen]))
+    assert entry.rowids.tolist() == [0, 1, 2, *range(100, 140)]
+    assert entry.ids[-1] == "m39" and entry.row_of["m39"] == 42
+    assert len(buffers) <= 4  # capacity doubles: 16, 32, 64 (not one copy per row)

@@ -28,6 +28,27 @@ class ScopeMatrix:
     ids: list[str]  # public ids, one per matrix row
     matrix: np.ndarray  # float32 (n, dim), rows L2-normalised
     _rows: dict[str, int] | None = None
+    #: The buffers ``matrix`` and ``rowids`` are the first rows of (spare rows after them).
+    _spare: tuple[np.ndarray, np.ndarray] | None = None
+
+    def appended(
+        self, version: int, rowids: Sequence[int], ids: Sequence[str], vectors: np.ndarray
+    ) -> ScopeMatrix:
+        """This matrix with rows added, at ``version``. Rows go into spare capacity that grows
+        geometrically, so a scope that gains one memory per call is not copied whole each time
+        (which fragmented the heap of a busy server). Readers of this matrix keep seeing only
+        its own rows: the new ones land past its end."""
+        n, k = len(self.ids), len(ids)
+        matrix, keys = self._spare or (self.matrix, self.rowids)
+        if len(matrix) < n + k:
+            capacity = max(n + k, 2 * n, 16)
+            matrix = _grown(self.matrix, capacity)
+            keys = _grown(self.rowids, capacity)
+        matrix[n : n + k] = vectors
+        keys[n : n + k] = rowids
+        return ScopeMatrix(
+            version, keys[: n + k], self.ids + list(ids), matrix[: n + k], None, (matrix, keys)
+        )
 
     @property
     def row_of(self) -> dict[str, int]:
@@ -124,15 +145,7 @@ class MatrixCache:
             entry = self._entries.get(scope_id)
             if entry is None or entry.version != versions[0]:
                 return
-            self._store(
-                scope_id,
-                ScopeMatrix(
-                    versions[1],
-                    np.concatenate([entry.rowids, np.asarray(rowids, dtype=np.int64)]),
-                    entry.ids + list(ids),
-                    np.concatenate([entry.matrix, np.asarray(vectors, dtype=np.float32)]),
-                ),
-            )
+            self._store(scope_id, entry.appended(versions[1], rowids, ids, vectors))
 
     def clear(self) -> None:
         with self._lock:
@@ -140,9 +153,17 @@ class MatrixCache:
             self._bytes = 0
 
 
+def _grown(rows: np.ndarray, capacity: int) -> np.ndarray:
+    grown = np.empty((capacity, *rows.shape[1:]), dtype=rows.dtype)
+    grown[: len(rows)] = rows
+    return grown
+
+
 def _entry_bytes(entry: ScopeMatrix) -> int:
-    # ~60 bytes per public id string plus its list slot; the matrix and row keys exactly.
-    return entry.matrix.nbytes + entry.rowids.nbytes + 64 * len(entry.ids)
+    # ~60 bytes per public id string plus its list slot; the matrix and row keys exactly,
+    # with their spare rows.
+    matrix, rowids = entry._spare or (entry.matrix, entry.rowids)
+    return matrix.nbytes + rowids.nbytes + 64 * len(entry.ids)
 
 
 def _gather(
