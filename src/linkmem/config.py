@@ -183,7 +183,11 @@ class Settings:
     spacy_pipeline: str | None = None
     #: Entity linking on writes and boosts on reads.
     entities: bool = True
-    max_text_chars: int = 20_000
+    #: Longest text of one memory or query, in characters. Real chat logs have turns of 70k
+    #: characters; a text longer than the embedder's window is embedded window by window
+    #: (``OnnxMiniLMEmbedder(long_text_pooling=...)``) and indexed whole for BM25. Beyond this
+    #: a write fails with InvalidInput naming the limit.
+    max_text_chars: int = 200_000
     #: Largest metadata of one memory, in bytes of its compact JSON (UTF-8): metadata is
     #: stored and sent with every result, so a stray document in it slows every read.
     max_metadata_bytes: int = 64 * 1024

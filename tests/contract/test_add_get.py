@@ -94,7 +94,7 @@ def test_history_of_unknown_id(memory):
         lambda m: m.add("text", user_id="u", metadata="not a dict"),
         lambda m: m.add("text", user_id="u", metadata={"user_id": "other"}),
         lambda m: m.add("text", user_id="u", metadata={"x": object()}),
-        lambda m: m.add("x" * 20_001, user_id="u"),
+        lambda m: m.add("x" * 200_001, user_id="u"),
         lambda m: m.add(
             [{"role": "user", "content": "ok"}, {"role": "user", "content": ""}], user_id="u"
         ),

@@ -75,7 +75,11 @@ class KeyedServer:
 
 
 def _settings(backend: str, home: Any, request: pytest.FixtureRequest) -> dict[str, Any]:
-    limits = {"server.max_body_mb": MAX_BODY_MB, "server.max_upload_mb": MAX_UPLOAD_MB}
+    limits = {
+        "server.max_body_mb": MAX_BODY_MB,
+        "server.max_upload_mb": MAX_UPLOAD_MB,
+        "max_text_chars": 20_000,  # under the body limit, so a long text is a 400, not a 413
+    }
     if backend == "sqlite":
         return {"sqlite.path": str(home / "memory.db"), **limits}
     return {

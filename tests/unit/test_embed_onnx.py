@@ -201,8 +201,10 @@ def test_empty_batch(embedder: OnnxMiniLMEmbedder) -> None:
 
 
 @pytest.mark.slow
-def test_close_to_fp32_reference(embedder: OnnxMiniLMEmbedder, reference: dict[str, Any]) -> None:
-    vectors = embedder.embed_batch(reference["sentences"])
+def test_close_to_fp32_reference(reference: dict[str, Any]) -> None:
+    # sentence-transformers truncates: compare the first window (long texts pool all windows).
+    truncating = OnnxMiniLMEmbedder(long_text_pooling="first")
+    vectors = truncating.embed_batch(reference["sentences"])
     expected = np.asarray(reference["embeddings"], dtype=np.float32)
     _assert_close_to_fp32(vectors, expected, reference["token_ids"])
 

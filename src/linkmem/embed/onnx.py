@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from linkmem.embed.base import l2_normalise
+from linkmem.embed.base import LONG_TEXT_POOLING, l2_normalise, pool_chunks
 from linkmem.embed.registry import check_texts
 from linkmem.errors import ConfigError, ModelUnavailable
 
@@ -35,13 +35,17 @@ CHUNK_TOKENS = 4096
 #: one long text among short ones would otherwise make every row as slow as the long one.
 MAX_PADDING = 0.25
 PAD_SLACK = 256
+#: A text longer than the window is embedded window by window, each window repeating this
+#: many word pieces of the previous one (a sentence cut at a boundary is whole in one of them).
+CHUNK_STRIDE = 32
 VOCAB_PATH = Path(__file__).parent / "data" / "vocab.txt"
 
 
 def build_tokenizer(vocab_path: Path = VOCAB_PATH, max_tokens: int = MAX_TOKENS) -> Tokenizer:
     """The all-MiniLM-L6-v2 tokenizer: lower-case, strip accents, WordPiece, [CLS] ... [SEP].
 
-    Truncates to ``max_tokens`` including the two special tokens; does not pad.
+    Cuts at ``max_tokens`` including the two special tokens: the rest of a longer text is in
+    the encoding's ``overflowing`` windows (``CHUNK_STRIDE`` pieces of overlap); does not pad.
     """
     from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
     from tokenizers.models import WordPiece
@@ -56,7 +60,7 @@ def build_tokenizer(vocab_path: Path = VOCAB_PATH, max_tokens: int = MAX_TOKENS)
     tokenizer.post_processor = processors.BertProcessing(
         ("[SEP]", vocab["[SEP]"]), ("[CLS]", vocab["[CLS]"])
     )
-    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.enable_truncation(max_length=max_tokens, stride=min(CHUNK_STRIDE, max_tokens // 4))
     tokenizer.no_padding()
     return tokenizer
 
@@ -112,6 +116,7 @@ class OnnxMiniLMEmbedder:
         threads: int | None = None,
         chunk_size: int = CHUNK_SIZE,
         max_tokens: int = MAX_TOKENS,
+        long_text_pooling: str = "mean",
     ) -> None:
         self._model_path = Path(model_path) if model_path is not None else None
         self._threads = threads or available_cores()
@@ -119,6 +124,12 @@ class OnnxMiniLMEmbedder:
             raise ConfigError(
                 f"max_tokens must be between 3 and 512 (the model's limit), got {max_tokens}."
             )
+        if long_text_pooling not in LONG_TEXT_POOLING:
+            raise ConfigError(
+                f"long_text_pooling must be one of {', '.join(LONG_TEXT_POOLING)}, "
+                f"got {long_text_pooling!r}."
+            )
+        self._pooling = long_text_pooling
         self._chunk_size = max(1, chunk_size)
         self._max_tokens = max_tokens
         self._lock = threading.Lock()
@@ -181,10 +192,15 @@ class OnnxMiniLMEmbedder:
         tokenizer = self.tokenizer
         # Not encode_batch: its thread pool competes with onnxruntime's for the same cores (it
         # measured slower) and makes tokenizers warn in processes that fork later.
-        encodings = [tokenizer.encode(text) for text in items]
+        encodings, owners = windows([tokenizer.encode(text) for text in items], self._pooling)
+        if len(encodings) == len(items):  # every text fits one window
+            owners = []
+        rows_out = out if not owners else np.empty((len(encodings), self.dim), np.float32)
         lengths = [len(encoding.ids) for encoding in encodings]
         for rows in plan_chunks(lengths, self._chunk_size):
-            out[rows] = self._embed_encoded([encodings[i] for i in rows])
+            rows_out[rows] = self._embed_encoded([encodings[i] for i in rows])
+        if owners:
+            out[:] = pool_chunks(rows_out, owners, len(items), self._pooling)
         return out
 
     def _embed_encoded(self, encodings: Sequence[Encoding]) -> np.ndarray:
@@ -199,6 +215,18 @@ class OnnxMiniLMEmbedder:
             feeds["token_type_ids"] = np.zeros_like(ids)
         (hidden,) = self._session.run([self._output_name], feeds)
         return l2_normalise(mean_pool(hidden, mask))
+
+
+def windows(encodings: Sequence[Encoding], pooling: str) -> tuple[list[Encoding], list[int]]:
+    """Every window of every text (a long text's first window, then its ``overflowing`` ones)
+    and the text each belongs to; ``pooling`` "first" keeps the first window only."""
+    flat: list[Encoding] = []
+    owners: list[int] = []
+    for index, encoding in enumerate(encodings):
+        parts = [encoding] if pooling == "first" else [encoding, *encoding.overflowing]
+        flat.extend(parts)
+        owners.extend([index] * len(parts))
+    return flat, owners
 
 
 def plan_chunks(
