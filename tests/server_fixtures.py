@@ -28,20 +28,33 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_ready(url: str, process: subprocess.Popen, timeout: float = 60.0) -> None:
-    """Until ``url`` answers ``/v1/ready`` with 200; RuntimeError if the process exits or
-    the time runs out."""
+def wait_ready(
+    url: str, process: subprocess.Popen, timeout: float = 60.0, probe: str = "/v1/ready"
+) -> None:
+    """Until ``url`` answers ``probe`` with 200; RuntimeError if the process exits or the
+    time runs out."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the server exited with {process.returncode}")
         try:
-            if httpx.get(f"{url}/v1/ready", timeout=1.0).status_code == 200:
+            if httpx.get(f"{url}{probe}", timeout=2.0).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
     raise RuntimeError(f"the server was not ready in {timeout} s")
+
+
+def stop_process(process: subprocess.Popen, timeout: float = 15.0) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within ``timeout`` seconds."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 class ServerProcess:
@@ -71,13 +84,7 @@ class ServerProcess:
             raise RuntimeError(f"{e}: {self.log.read_text()[-2000:]}") from e
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
 
 
 def start_server(settings: dict[str, Any], home: Path) -> Iterator[ServerProcess]:

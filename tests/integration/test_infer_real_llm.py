@@ -12,14 +12,12 @@ from __future__ import annotations
 import importlib.util
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from server_fixtures import free_port
+from server_fixtures import free_port, stop_process, wait_ready
 
 from linkmem import LLMInvalidOutput, Memory, NotFound
 
@@ -51,29 +49,13 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        _wait_for(url, process, log, timeout=180.0)
+        try:
+            wait_ready(url, process, timeout=180.0, probe="/models")
+        except RuntimeError as e:
+            raise RuntimeError(f"llama_cpp.server: {e}: {log.read_text()[-2000:]}") from e
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/models", timeout=2.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError(f"llama_cpp.server was not up in {timeout} s: {log.read_text()[-2000:]}")
+        stop_process(process, timeout=20)
 
 
 class Recorder:
