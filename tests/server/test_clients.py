@@ -171,3 +171,11 @@ def test_an_open_server_answers_only_requests_addressed_to_loopback(remote_sqlit
     port = remote_sqlite.port
     for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"):
         assert httpx.get(url, headers={"Host": host}).status_code == 200
+
+
+def test_the_server_tunes_glibc_malloc_where_it_runs_on_glibc():
+    import platform
+
+    from linkmem.server.allocator import tune_allocator
+
+    assert tune_allocator() == (platform.libc_ver()[0] == "glibc")

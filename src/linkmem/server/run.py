@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 from linkmem.access import check_listen_address
 from linkmem.memory import Memory
+from linkmem.server.allocator import tune_allocator
 from linkmem.server.app import create_app
 
 log = logging.getLogger("linkmem.server")
@@ -32,6 +33,7 @@ def serve(
 ) -> None:
     """Run until interrupted. One worker serves the ``Memory`` of ``open_memory()``; with
     more, each worker process opens its own from ``settings`` (the same store)."""
+    tune_allocator()  # before the models allocate
     memory = open_memory()
     try:
         announce(check_listen_address(memory, host))
@@ -50,5 +52,6 @@ def serve(
 
 def app_from_env() -> FastAPI:
     """The app of one worker process (``--workers N``)."""
+    tune_allocator()
     settings = json.loads(os.environ.get(SETTINGS_ENV, "{}"))
     return create_app(Memory(**settings), close_memory=True)
