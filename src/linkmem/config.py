@@ -172,6 +172,15 @@ class LLMSettings:
 
 
 @dataclass(frozen=True)
+class McpSettings:
+    """``linkmem mcp`` (stdio): the scope its tools are bound to when no flag gives one."""
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True)
 class Settings:
     home: str = ""
     store: str = "sqlite"
@@ -193,6 +202,7 @@ class Settings:
     max_metadata_bytes: int = 64 * 1024
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     server: ServerSettings = field(default_factory=ServerSettings)
+    mcp: McpSettings = field(default_factory=McpSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
 
     @property
@@ -300,6 +310,7 @@ _NESTED = {
     "embedder": EmbedderSettings,
     "retrieval": RetrievalConfig,
     "server": ServerSettings,
+    "mcp": McpSettings,
     "llm": LLMSettings,
 }
 

@@ -117,3 +117,14 @@ def test_print_config_registers_this_install(tmp_path: Path):
     cursor = runner.invoke(app, ["mcp", "--print-config", "cursor"])
     assert json.loads(cursor.stdout)["mcpServers"]["linkmem"]["args"][-1] == login_name()
     assert runner.invoke(app, ["mcp", "--print-config", "emacs"]).exit_code == 2
+
+
+def test_the_config_file_binds_the_scope_when_no_flag_does(tmp_path: Path):
+    config = tmp_path / "config.toml"
+    config.write_text('[mcp]\nuser_id = "carol"\nagent_id = "coach"\n')
+    runner = CliRunner()
+    base = ["--config", str(config), "mcp", "--print-config", "claude"]
+    server = json.loads(runner.invoke(app, base).stdout)["mcpServers"]["linkmem"]
+    assert server["args"][-5:] == ["mcp", "--user", "carol", "--agent", "coach"]
+    flagged = runner.invoke(app, [*base[:3], "--user", "dan", *base[3:]])
+    assert json.loads(flagged.stdout)["mcpServers"]["linkmem"]["args"][-2:] == ["--user", "dan"]

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from linkmem.cli.app import GlobalOptions, app, global_options, open_local_memory
-from linkmem.config import ENV_VARS
+from linkmem.config import ENV_VARS, resolve_settings
 from linkmem.mcp_server.clients import CLIENTS, client_config
 from linkmem.mcp_server.scope import BoundScope
 
@@ -45,6 +45,16 @@ def _server_env() -> dict[str, str]:
         if os.environ.get(name) and name.endswith(_SECRET):
             typer.echo(f"linkmem: {name} is set here; add it to the env block yourself", err=True)
     return env
+
+
+def _bound_scope(
+    opts: GlobalOptions, user: str | None, agent: str | None, run: str | None
+) -> BoundScope:
+    """Flags (or their environment variables) first, then the config file's ``[mcp]``."""
+    if user is None and agent is None and run is None:
+        configured = resolve_settings(opts.overrides(), config_file=opts.config).mcp
+        user, agent, run = configured.user_id, configured.agent_id, configured.run_id
+    return BoundScope.of(user, agent, run)
 
 
 @app.command("mcp")
@@ -83,7 +93,7 @@ def mcp_command(
     (--user, --agent, --run): a model can narrow it, never widen it. To register the
     server, add the output of `linkmem mcp --print-config claude` to the client's config.
     """
-    scope = BoundScope.of(user, agent, run)
+    scope = _bound_scope(global_options(ctx), user, agent, run)
     if print_config is not None:
         args = _server_args(global_options(ctx), scope)
         typer.echo(json.dumps(client_config(print_config.value, args, _server_env()), indent=2))
