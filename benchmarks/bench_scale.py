@@ -52,6 +52,7 @@ from typing import Any
 import bench_core  # the script's own folder is on sys.path
 import numpy as np
 
+import linkmem.search
 from linkmem import Memory
 from linkmem.extract.base import EntityKind, ExtractedEntity
 from linkmem.rank.terms import terms
@@ -402,6 +403,35 @@ def server_pss_mb(backend_pid: int) -> float | None:
         return None
 
 
+def model_times(memory: Memory, queries: list[str]) -> dict[str, float]:
+    """What a search's models cost (the limit): the query's NER, then one embedding batch of
+    the query and its entities, as ``run_search`` calls them."""
+    extractor = memory.extractor
+    times = []
+    for query in queries:
+        started = time.perf_counter()
+        found = extractor.extract_batch([query])[0] if extractor else []
+        memory.embedder.embed_batch([query, *{e.key: e.text for e in found}.values()])
+        times.append((time.perf_counter() - started) * 1000)
+    return {"p50_ms": round(statistics.median(times), 2), "queries": len(times)}
+
+
+@contextmanager
+def plain_reads() -> Iterator[None]:
+    """Searches read the store one read at a time (as before ``search_reads``)."""
+    fetched = linkmem.search._reads
+
+    @contextmanager
+    def plain(store: Any, plan: Any) -> Iterator[Any]:
+        yield store
+
+    linkmem.search._reads = plain  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        linkmem.search._reads = fetched  # type: ignore[assignment]
+
+
 def measure(memory: Memory, size: int, n_queries: int) -> dict[str, Any]:
     big, small = layout(size)
     rng = random.Random(size)
@@ -409,19 +439,27 @@ def measure(memory: Memory, size: int, n_queries: int) -> dict[str, Any]:
     memory.search(queries[-1], user_id="big")  # warm the big scope (models, caches)
     scopes = [small_scope(rng.randrange(small)) for _ in range(n_queries)] if small else []
     counts = memory.status()["store"]
-    return {
+    big_queries = queries[n_queries : 2 * n_queries]
+    out = {
         "big_scope_memories": big,
         "small_scopes": small,
         "scopes": small + (1 if big else 0),
         "entities": counts.get("entities"),
         "links": counts.get("links"),
         "search_100_scope": timed_searches(memory, queries[:n_queries], scopes) if small else None,
-        "search_big_scope": timed_searches(
-            memory, queries[n_queries : 2 * n_queries], ["big"] * n_queries
-        ),
-        **store_size(memory),
-        "peak_rss_mb": peak_rss_mb(),
+        "search_big_scope": timed_searches(memory, big_queries, ["big"] * n_queries),
+        "query_models": model_times(memory, big_queries),
     }
+    if hasattr(memory.store, "search_reads"):  # the same searches, one read at a time
+        with plain_reads():
+            if small:
+                out["search_100_scope_plain"] = timed_searches(memory, queries[:n_queries], scopes)
+            out["search_big_scope_plain"] = timed_searches(memory, big_queries, ["big"] * n_queries)
+        # Again in the first order: the first run read the 100-memory scopes cold.
+        if small:
+            out["search_100_scope"] = timed_searches(memory, queries[:n_queries], scopes)
+        out["search_big_scope"] = timed_searches(memory, big_queries, ["big"] * n_queries)
+    return {**out, **store_size(memory), "peak_rss_mb": peak_rss_mb()}
 
 
 # running ---------------------------------------------------------------------------------------

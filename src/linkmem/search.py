@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -18,6 +19,7 @@ from linkmem.filters import Node
 from linkmem.rank.fusion import fuse_all
 from linkmem.rank.terms import query_terms
 from linkmem.store.base import Store
+from linkmem.store.prefetch import SearchPlan
 from linkmem.types import Hit, Scope, ScoreParts
 from linkmem.validation import shown
 
@@ -76,13 +78,61 @@ def run_search(
     vectors = embedder.embed_batch([request.query, *entity_texts])  # one model call
     vector = vectors[0]
     terms = query_terms(request.query)
+    plan = _plan(request, vector, terms, vectors[1:], pool, config)
+    with _reads(store, plan) as store:
+        return _search(request, store, plan, config, use_entities)
+
+
+@contextmanager
+def _reads(store: Store, plan: SearchPlan) -> Iterator[Store]:
+    """The store, or its view that fetches the search's reads ahead (fewer round trips)."""
+    search_reads = getattr(store, "search_reads", None)
+    if search_reads is None:
+        yield store
+        return
+    with search_reads(plan) as reads:
+        yield reads
+
+
+def _plan(
+    request: SearchRequest,
+    vector: np.ndarray,
+    terms: list[str],
+    entity_vectors: np.ndarray,
+    pool: int,
+    config: RetrievalConfig,
+) -> SearchPlan:
+    return SearchPlan(
+        scope=request.scope,
+        filters=request.filters,
+        vector=vector,
+        terms=terms,
+        pool=pool,
+        dense=request.signals.dense,
+        keyword=request.signals.keyword,
+        entity_vectors=entity_vectors,
+        entity_k=config.entity_search_k,
+        entity_min_similarity=config.entity_search_min_similarity,
+        specific_max_links=config.entity_pool_max_links,
+        hop_max_links=config.hop_max_links if config.hop_weight > 0 else 0,
+    )
+
+
+def _search(
+    request: SearchRequest,
+    store: Store,
+    plan: SearchPlan,
+    config: RetrievalConfig,
+    use_entities: bool,
+) -> list[Hit]:
+    vector, terms, pool = plan.vector, plan.terms, plan.pool
     scores = _Scores(request, store, vector, terms, config)
     scores.dense.update(_dense(request, store, vector, pool))
     scores.keyword.update(_keyword(request, store, terms, pool))
     entities = EntitySignal()
     if use_entities:
         found = {*scores.dense, *scores.keyword}
-        entities = entity_boosts(vectors[1:], request.scope, store, config, found)
+        entities = entity_boosts(plan.entity_vectors, request.scope, store, config, found)
     candidates = set(scores.dense) | set(scores.keyword) | entities.widen
     scored = scores.fuse(candidates, entities.boosts)
     if use_entities:

@@ -15,8 +15,10 @@ from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.entities import EntityTables
 from linkmem.store.postgres.keys import KeyTables
 from linkmem.store.postgres.memories import MemoryTables
+from linkmem.store.postgres.search_reads import SearchReads, search_reads
 from linkmem.store.postgres.sql import Tables
 from linkmem.store.postgres.transfer import TransferTables
+from linkmem.store.prefetch import SearchPlan
 from linkmem.types import HistoryEvent
 
 #: BM25 extensions linkmem looks for (reported by ``info()``; the SQL BM25 works everywhere).
@@ -81,6 +83,13 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         ``with transaction():`` for a unit of work that the store may have to re-run; inside an
         open transaction it just joins it."""
         return self.db.run_in_transaction(work)
+
+    @contextmanager
+    def search_reads(self, plan: SearchPlan) -> Iterator[SearchReads]:
+        """The reads of one search fetched ahead, in at most three round trips (see
+        ``search_reads``); answers are the plain methods'."""
+        with search_reads(self, plan) as reads:
+            yield reads
 
     # meta ------------------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:

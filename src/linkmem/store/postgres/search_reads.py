@@ -1,0 +1,284 @@
+"""One search's reads in at most four round trips (plus the pool's check of the connection).
+
+The plain store answers each read of a search with its own statements (scope lookup, BEGIN,
+settings, query, COMMIT): about 13 round trips, one after another. ``SearchReads`` fetches them
+ahead with psycopg's pipeline mode, on one connection:
+
+0. the ids of the scopes the search covers (the plain store's lookup);
+1. then: the dense top-k, the BM25 top-k and the entities near the query's entities
+   with their records and, for entities with few links, their memories;
+2. then, for every memory those can bring into the candidate pool (``S``): exact cosine,
+   BM25, the linked entities (records and few-link memories: the hub boosts and the second
+   hop read them) and the records;
+3. only when a read asks for memories outside ``S`` (second-hop targets): cosine, BM25 and
+   records of those.
+
+Every answer is the plain store's: each statement returns the rows of the plain statement for
+a superset of the ids (same expressions and ORDER BY, see ``search_sql``), filtered here. A
+read with other arguments than the plan's goes to the store.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from linkmem.filters import Node
+from linkmem.store.postgres import search_sql as q
+from linkmem.store.postgres import sql
+from linkmem.store.postgres.entities import EXACT_ENTITIES, _entity_from_row
+from linkmem.store.postgres.memories import (
+    EF_SEARCH_MAX,
+    EF_SEARCH_MIN,
+    _row_where,
+    record_from_row,
+)
+from linkmem.store.postgres.sql import in_scopes, vector_literal
+from linkmem.store.prefetch import SearchPlan
+from linkmem.types import EntityRecord, MemoryRecord, Scope
+
+Ranked = list[tuple[str, float]]
+
+
+@contextmanager
+def search_reads(store: Any, plan: SearchPlan) -> Iterator[SearchReads]:
+    """A ``SearchReads`` over one pooled connection, its first two batches fetched."""
+    with store.db.connection() as conn:
+        reads = SearchReads(store, plan, conn)
+        reads.fetch_first()
+        yield reads
+
+
+class SearchReads:
+    """The reads of one search (see the module docstring); other calls go to the store."""
+
+    def __init__(self, store: Any, plan: SearchPlan, conn: Any) -> None:
+        self._store = store
+        self._plan = plan
+        self._conn = conn
+        self._t = store.t
+        self._query = vector_literal(plan.vector)
+        self._terms = list(dict.fromkeys(plan.terms)) if plan.keyword else []
+        self._links_max = max(plan.specific_max_links, plan.hop_max_links)
+        self._dense_top: Ranked | None = None
+        self._keyword_top: Ranked | None = None
+        self._near: list[list[tuple[str, float]]] | None = None
+        self._entities: dict[str, EntityRecord] = {}
+        self._links: dict[str, list[tuple[int, str]]] = {}  # entity -> (memory seq, memory id)
+        self._entity_rows: list[tuple[str, str]] = []  # (memory, entity) in entity seq order
+        self._entity_rows_of: set[str] = set()
+        self._dense: list[tuple[str, float]] = []
+        self._keyword: list[tuple[str, float]] = []
+        self._records: dict[str, MemoryRecord] = {}
+        self._fetched: set[str] = set()  # memories whose cosine, BM25 and record are known
+        self._scope_ids: list[int] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    # fetching --------------------------------------------------------------------------------
+    def fetch_first(self) -> None:
+        """Round trips 0, 1 and 2."""
+        plan = self._plan
+        self._scope_ids = self._store._scope_ids(plan.scope)
+        # Everything is queued and sent at once; the results arrive when the pipeline closes.
+        # BEGIN/COMMIT are queued as statements: the settings of ``ann_settings`` are local
+        # to this transaction (``conn.transaction()`` would sync on entering and leaving).
+        with self._conn.pipeline():
+            self._conn.execute("BEGIN READ ONLY")
+            dense = self._queue_dense_top() if plan.dense else None
+            keyword = self._queue_keyword(None, plan.pool) if self._terms else None
+            near = self._queue_near() if len(plan.entity_vectors) else None
+            self._conn.execute("COMMIT")
+        if dense is not None:
+            self._dense_top = [(mid, float(sim)) for mid, sim in dense.fetchall()]
+        if keyword is not None:
+            self._keyword_top = _positive(keyword.fetchall())
+        self._near = self._read_near(near.fetchall() if near is not None else [])
+        pool = {mid for mid, _ in [*(self._dense_top or []), *(self._keyword_top or [])]}
+        for entity_id in {eid for hits in self._near for eid, _ in hits}:
+            entity = self._entities[entity_id]
+            if entity.link_count <= plan.specific_max_links:
+                pool.update(mid for _, mid in self._links[entity_id])
+        self._fetch(sorted(pool), with_entities=True)
+
+    def _fetch(self, ids: list[str], with_entities: bool = False) -> None:
+        """Cosine, BM25 and records (and linked entities) of ``ids``: one round trip."""
+        ids = [i for i in ids if i not in self._fetched]
+        if not ids:
+            return
+        t, conn = self._t, self._conn
+        with conn.pipeline():
+            where = self._memory_where(ids)
+            dense = conn.execute(*q.dense_of_ids(t, where, self._query))
+            keyword = self._queue_keyword(ids, len(ids)) if self._terms else None
+            records = conn.execute(*q.memories_of_ids(t, ids))
+            entities = (
+                conn.execute(*q.entities_of_ids(t, ids, self._plan.hop_max_links))
+                if with_entities
+                else None
+            )
+        self._dense += [(mid, float(sim)) for mid, sim in dense.fetchall()]
+        if keyword is not None:
+            self._keyword += _positive(keyword.fetchall())
+        self._records.update((r[0], record_from_row(r)) for r in records.fetchall())
+        if entities is not None:
+            for row in entities.fetchall():
+                entity_id = self._remember_entity(row[1:], self._plan.hop_max_links)
+                self._entity_rows.append((row[0], entity_id))
+            self._entity_rows_of.update(ids)
+        self._fetched.update(ids)
+
+    def _queue_dense_top(self) -> Any:
+        plan = self._plan
+        ef_search = min(max(plan.pool, EF_SEARCH_MIN), EF_SEARCH_MAX)
+        self._conn.execute(sql.ann_settings(), (str(ef_search),))
+        statement = q.dense_first(self._t, self._memory_where(None), self._query, plan.pool)
+        return self._conn.execute(*statement)
+
+    def _queue_keyword(self, ids: list[str] | None, k: int) -> Any:
+        t = self._t
+        s_sql, s_args = in_scopes("s.id", self._scope_ids)
+        p_sql, p_args = in_scopes("p.scope_id", self._scope_ids)
+        where, args = _row_where(self._plan.filters, ids)
+        statement = sql.bm25(t, s_sql, p_sql, where, self._store.k1, self._store.b)
+        return self._conn.execute(statement, [*s_args, *p_args, self._terms, *args, k])
+
+    def _queue_near(self) -> Any:
+        plan = self._plan
+        ef_search = min(max(plan.entity_k, EF_SEARCH_MIN), EF_SEARCH_MAX)
+        self._conn.execute(sql.ann_settings(), (str(ef_search),))
+        statement = q.nearest_entities_detailed(
+            self._t,
+            in_scopes("x.scope_id", self._scope_ids),
+            [vector_literal(v) for v in np.asarray(plan.entity_vectors)],
+            plan.entity_k,
+            plan.entity_min_similarity,
+            EXACT_ENTITIES,
+            self._links_max,
+        )
+        return self._conn.execute(*statement)
+
+    def _read_near(self, rows: list[Sequence[Any]]) -> list[list[tuple[str, float]]]:
+        out: list[list[tuple[str, float]]] = [[] for _ in range(len(self._plan.entity_vectors))]
+        for row in rows:
+            out[row[0] - 1].append((row[1], float(row[2])))
+            self._remember_entity(row[3:], self._links_max)
+        return out
+
+    def _remember_entity(self, row: Sequence[Any], links_max: int) -> str:
+        """Keep one entity (``select_entities``' columns, then the seqs and ids of its
+        memories when it has at most ``links_max`` links); its id."""
+        entity = _entity_from_row(row[:8])
+        self._entities[entity.id] = entity
+        seqs, ids = row[8], row[9]
+        if entity.link_count <= links_max:
+            self._links[entity.id] = list(zip(seqs or [], ids or []))
+        return entity.id
+
+    def _memory_where(self, ids: list[str] | None) -> q.Where:
+        scope_sql, scope_args = in_scopes("m.scope_id", self._scope_ids)
+        row_sql, row_args = _row_where(self._plan.filters, ids)
+        return f"{scope_sql} AND {row_sql}", [*scope_args, *row_args]
+
+    def _same(self, scope: Scope, filters: Node | None) -> bool:
+        return scope == self._plan.scope and filters is self._plan.filters
+
+    # reads -----------------------------------------------------------------------------------
+    def vector_search(
+        self,
+        vector: np.ndarray,
+        scope: Scope,
+        k: int,
+        filters: Node | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> Ranked:
+        if vector is not self._plan.vector or not self._same(scope, filters):
+            return self._store.vector_search(vector, scope, k, filters, ids)
+        if ids is None:
+            if self._dense_top is not None and k == self._plan.pool:
+                return list(self._dense_top)
+            return self._store.vector_search(vector, scope, k, filters, ids)
+        if k <= 0 or not ids:
+            return []
+        self._fetch(list(ids))
+        wanted = set(ids)
+        return [(mid, sim) for mid, sim in self._dense if mid in wanted][:k]
+
+    def keyword_search(
+        self,
+        terms: Sequence[str],
+        scope: Scope,
+        k: int,
+        filters: Node | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> Ranked:
+        if not self._terms or list(terms) != self._plan.terms or not self._same(scope, filters):
+            return self._store.keyword_search(terms, scope, k, filters, ids)
+        if ids is None:
+            if self._keyword_top is not None and k == self._plan.pool:
+                return list(self._keyword_top)
+            return self._store.keyword_search(terms, scope, k, filters, ids)
+        if k <= 0 or not ids:
+            return []
+        self._fetch(list(ids))
+        wanted = set(ids)
+        return [(mid, score) for mid, score in self._keyword if mid in wanted][:k]
+
+    def nearest_entities(
+        self, scope: Scope, vectors: np.ndarray, k: int, min_similarity: float, exact_scope: bool
+    ) -> list[list[tuple[str, float]]]:
+        plan = self._plan
+        if (
+            self._near is None
+            or exact_scope
+            or scope != plan.scope
+            or k != plan.entity_k
+            or min_similarity != plan.entity_min_similarity
+            or not np.array_equal(np.asarray(vectors), np.asarray(plan.entity_vectors))
+        ):
+            return self._store.nearest_entities(scope, vectors, k, min_similarity, exact_scope)
+        return [list(hits) for hits in self._near]
+
+    def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]:
+        if not set(ids) <= self._entities.keys():
+            return self._store.get_entities(ids)
+        return [self._entities[i] for i in ids]
+
+    def memories_of_entities(self, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+        if not set(entity_ids) <= self._links.keys():
+            return self._store.memories_of_entities(entity_ids)
+        rows = sorted(
+            ((seq, eid, mid) for eid in dict.fromkeys(entity_ids) for seq, mid in self._links[eid]),
+            key=lambda row: row[0],
+        )
+        out: dict[str, list[str]] = defaultdict(list)
+        for _, eid, mid in rows:
+            out[eid].append(mid)
+        return dict(out)
+
+    def entities_of_memories(self, memory_ids: Sequence[str]) -> dict[str, list[EntityRecord]]:
+        if not memory_ids:
+            return {}
+        if not set(memory_ids) <= self._entity_rows_of:
+            return self._store.entities_of_memories(memory_ids)
+        wanted = set(memory_ids)
+        out: dict[str, list[EntityRecord]] = defaultdict(list)
+        for mid, eid in self._entity_rows:
+            if mid in wanted:
+                out[mid].append(self._entities[eid])
+        return dict(out)
+
+    def get_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        if not ids:
+            return []
+        self._fetch(list(ids))
+        return [self._records[i] for i in ids if i in self._records]
+
+
+def _positive(rows: list[Sequence[Any]]) -> Ranked:
+    return [(mid, float(score)) for mid, score in rows if score > 0]

@@ -1,0 +1,113 @@
+"""SQL for one search in few round trips (see ``search_reads``): one function per statement,
+each returning the statement and its arguments.
+
+Each statement returns the rows of the plain store statements it stands for (the same
+expressions and ORDER BY), so the rows of a subset of its ids are exactly the plain answer's.
+``Where`` is a condition with its arguments. Scope ids are given as a list, as in the plain
+statements: with a subquery instead, the planner cannot tell a 100-memory scope from a big one
+and walks the HNSW index through thousands of other scopes' rows (45 ms instead of 1 ms).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from linkmem.store.postgres.entity_sql import select_entities
+from linkmem.store.postgres.sql import MEMORY_COLUMNS, Tables
+
+Where = tuple[str, list[Any]]
+Statement = tuple[str, list[Any]]
+
+
+def dense_first(t: Tables, where: Where, query: str, k: int) -> Statement:
+    """``vector_ann`` and, when it finds fewer than ``k`` rows, ``vector_exact`` instead (the
+    plain store's fallback, decided inside the statement). Rows: id, sim."""
+    cond, args = where
+    return (
+        f"WITH hits AS MATERIALIZED (SELECT m.id, m.seq, m.embedding <=> %s::vector AS d "
+        f"FROM {t.mem} m WHERE {cond} ORDER BY m.embedding <=> %s::vector LIMIT %s), "
+        "found AS MATERIALIZED (SELECT count(*) AS n FROM hits) "
+        "SELECT id, sim FROM ("
+        "SELECT 1 AS part, id, 1 - d AS sim, d AS key, seq FROM hits "
+        "WHERE (SELECT n FROM found) >= %s "
+        "UNION ALL (SELECT 2, m.id, 1 - (m.embedding <=> %s::vector) AS sim, "
+        f"-(1 - (m.embedding <=> %s::vector)), m.seq FROM {t.mem} m "
+        f"WHERE (SELECT n FROM found) < %s AND {cond} ORDER BY sim DESC, m.seq LIMIT %s)"
+        ") r ORDER BY part, key, seq",
+        [query, *args, query, k, k, query, query, k, *args, k],
+    )
+
+
+def dense_of_ids(t: Tables, where: Where, query: str) -> Statement:
+    """``vector_exact`` over the rows ``where`` keeps (ids given), all of them."""
+    cond, args = where
+    return (
+        f"SELECT m.id, 1 - (m.embedding <=> %s::vector) AS sim FROM {t.mem} m "
+        f"WHERE {cond} ORDER BY sim DESC, m.seq",
+        [query, *args],
+    )
+
+
+def nearest_entities_detailed(
+    t: Tables, scope: Where, queries: list[str], k: int, min_sim: float, cap: int, links: int
+) -> Statement:
+    """``nearest_entities_exact`` (at most ``cap`` entities in the scopes) or
+    ``nearest_entities_ann`` (more), chosen inside the statement, each row with its entity's
+    record and, when it has at most ``links`` links, its memories (``_detailed``).
+    Rows: ord, id, sim, ``select_entities``' columns, seqs, ids."""
+    cond, args = scope
+    sql = (
+        "WITH q AS MATERIALIZED (SELECT vec::vector AS vec, ord FROM unnest(%s::text[]) "
+        "WITH ORDINALITY AS u(vec, ord)), "
+        "cnt AS MATERIALIZED (SELECT count(*) AS n FROM (SELECT 1 FROM "
+        f"{t.entities} x WHERE {cond} LIMIT %s) c), "
+        "scored AS (SELECT q.ord, x.id, x.seq, 1 - (x.embedding <=> q.vec) AS sim "
+        f"FROM {t.entities} x CROSS JOIN q WHERE (SELECT n FROM cnt) <= %s AND {cond}), "
+        "ranked AS (SELECT *, row_number() OVER (PARTITION BY ord ORDER BY sim DESC, seq) AS r "
+        "FROM scored WHERE sim >= %s), "
+        "near AS MATERIALIZED (SELECT ord, id, sim, -sim AS key, seq FROM ranked WHERE r <= %s "
+        "UNION ALL SELECT q.ord, n.id, 1 - n.d, n.d, n.seq FROM q CROSS JOIN LATERAL "
+        f"(SELECT x.id, x.seq, x.embedding <=> q.vec AS d FROM {t.entities} x WHERE {cond} "
+        "ORDER BY x.embedding <=> q.vec LIMIT %s) n "
+        "WHERE (SELECT n FROM cnt) > %s AND 1 - n.d >= %s), "
+        f"{_detailed(t, 'SELECT id FROM near')} "
+        "SELECT n.ord, n.id, n.sim, d.* FROM near n JOIN detailed d ON d.id = n.id "
+        "ORDER BY n.ord, n.key, n.seq"
+    )
+    return sql, [queries, *args, cap + 1, cap, *args, min_sim, k, *args, k, cap, min_sim, links]
+
+
+def entities_of_ids(t: Tables, ids: list[str], links: int) -> Statement:
+    """``entities_of_memories`` (rows in entity seq order), each row with its entity's record
+    and, when it has at most ``links`` links, its memories (``_detailed``).
+    Rows: memory, ``select_entities``' columns, seqs, ids."""
+    return (
+        f"WITH l AS MATERIALIZED (SELECT memory, entity FROM {t.links} "
+        "WHERE memory = ANY(%s::text[])), "
+        f"{_detailed(t, 'SELECT entity FROM l')} "
+        f"SELECT l.memory, d.* FROM l JOIN detailed d ON d.id = l.entity "
+        f"JOIN {t.entities} x ON x.id = l.entity ORDER BY x.seq",
+        [ids, links],
+    )
+
+
+def _detailed(t: Tables, ids_sql: str) -> str:
+    """CTEs ``records`` (``select_entities`` once per entity of ``ids_sql``) and ``detailed``:
+    each record with, when it has at most ``%s`` links, the rows of ``memories_of_entities``
+    for it as two arrays in memory seq order (seqs, ids); NULLs for more links."""
+    return (
+        f"records AS MATERIALIZED ({select_entities(t, f'e.id IN ({ids_sql})')}), "
+        "detailed AS (SELECT r.*, a.seqs, a.ids FROM records r LEFT JOIN LATERAL "
+        "(SELECT array_agg(m.seq ORDER BY m.seq) AS seqs, array_agg(m.id ORDER BY m.seq) AS ids "
+        f"FROM {t.links} l2 JOIN {t.mem} m ON m.id = l2.memory "
+        "WHERE l2.entity = r.id AND r.link_count <= %s) a ON TRUE)"
+    )
+
+
+def memories_of_ids(t: Tables, ids: list[str]) -> Statement:
+    """``select_memories_by_id``."""
+    return (
+        f"SELECT {MEMORY_COLUMNS} FROM {t.mem} m JOIN {t.scopes} s ON s.id = m.scope_id "
+        "WHERE m.id = ANY(%s::text[])",
+        [ids],
+    )

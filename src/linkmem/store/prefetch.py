@@ -1,0 +1,37 @@
+"""What one search will read, for stores that can fetch it in a few round trips.
+
+A store may offer ``search_reads(plan)``: a context manager yielding a store-like view that
+answers the reads of one search (``vector_search``, ``keyword_search``, ``nearest_entities``,
+``get_entities``, ``memories_of_entities``, ``entities_of_memories``, ``get_memories``) with
+exactly the plain store's answers, fetched ahead in batches; a read it did not fetch goes to
+the store. The search pipeline (``linkmem.search``) uses it when the store has it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from linkmem.filters import Node
+from linkmem.types import Scope
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """The first reads of one search: the dense and keyword (of ``terms``) top ``pool`` when
+    ``dense`` / ``keyword``, the entities near ``entity_vectors``, and the links of entities
+    with at most ``specific_max_links`` (boosts) or ``hop_max_links`` (second hop) links."""
+
+    scope: Scope
+    filters: Node | None
+    vector: np.ndarray
+    terms: list[str]
+    pool: int
+    dense: bool
+    keyword: bool
+    entity_vectors: np.ndarray
+    entity_k: int
+    entity_min_similarity: float
+    specific_max_links: int
+    hop_max_links: int

@@ -1,0 +1,227 @@
+"""One search on PostgreSQL: at most 4 round trips (counted on the wire, plus the pool's check
+of the connection), with exactly the answers of the plain, one-read-at-a-time path
+(``linkmem.store.postgres.search_reads``)."""
+
+from __future__ import annotations
+
+import random
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from helpers import CapitalisedWordsExtractor
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+import linkmem.search
+from linkmem import Memory
+from linkmem.embed.fake import FakeEmbedder
+from linkmem.search import Signals
+from linkmem.store.postgres import search_reads
+
+pytestmark = pytest.mark.postgres
+
+NAMES = ["Max", "Lisbon", "Ana Lopez", "Berlin", "Project Falcon", "Rome", "Little Women"]
+NAMES += [f"Person{i}" for i in range(30)]
+WORDS = "dog walk park coffee deploy script book film trip dinner plan garden".split()
+QUERIES = [
+    "How is Max doing?",
+    "What did Ana Lopez read in Rome?",
+    "Person3 and Person7 plan a trip",
+    "coffee in Lisbon",
+    "Project Falcon deploy",
+    "Nobody Known here",
+    "Max dog walk park",
+]
+
+
+class RoundTripCounter:
+    """A TCP proxy in front of the server that counts round trips: each time the client sends
+    after the server has answered it, a new one starts."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.count = 0
+        self._last = "server"
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            for args in ((client, server, "client"), (server, client, "server")):
+                threading.Thread(target=self._pump, args=args, daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, side: str) -> None:
+        while data := _recv(src):
+            with self._lock:
+                if side == "client" and self._last == "server":
+                    self.count += 1
+                self._last = side
+                dst.sendall(data)
+        dst.close()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _recv(sock: socket.socket) -> bytes:
+    try:
+        return sock.recv(65536)
+    except OSError:
+        return b""
+
+
+@pytest.fixture(params=["18", "16"])
+def pg_dsn(request: pytest.FixtureRequest) -> str:
+    return request.getfixturevalue(f"pg_dsn_{request.param}")
+
+
+def seeded_memory(dsn: str, **retrieval: Any) -> Memory:
+    memory = Memory(
+        store="postgres",
+        postgres={"dsn": dsn, "pool_min": 1, "pool_max": 1},
+        collection="t_" + uuid.uuid4().hex[:12],
+        embedder=FakeEmbedder(),
+        extractor=CapitalisedWordsExtractor(),
+        retrieval={"entity_pool_max_links": 6, **retrieval},
+    )
+    rng = random.Random(7)
+    texts = [
+        " ".join([*rng.sample(NAMES[:7], 1), *rng.sample(NAMES[7:], 2), *rng.sample(WORDS, 3)])
+        for _ in range(90)
+    ]
+    # Rare names (two memories each) for the second hop.
+    texts += [f"Rare{i // 2} {rng.choice(NAMES[:7])} {rng.choice(WORDS)}" for i in range(10)]
+    metadata = [{"n": i % 5, "topic": rng.choice(["pets", "work"])} for i in range(100)]
+    memory.add_batch(texts, user_id="alice", metadata=metadata)
+    memory.add_batch(texts[:20], user_id="bob")
+    return memory
+
+
+@contextmanager
+def plain_reads() -> Iterator[None]:
+    """Searches read the store directly, one read at a time."""
+    mp = pytest.MonkeyPatch()
+
+    @contextmanager
+    def plain(store: Any, plan: Any) -> Iterator[Any]:
+        yield store
+
+    mp.setattr(linkmem.search, "_reads", plain)
+    try:
+        yield
+    finally:
+        mp.undo()
+
+
+def results(memory: Memory, query: str, **kwargs: Any) -> list[tuple[Any, ...]]:
+    hits = memory.search(query, user_id="alice", explain=True, **kwargs)["results"]
+    return [(h["id"], h["memory"], h["score"], h["score_details"]) for h in hits]
+
+
+CASES = [
+    {},
+    {"top_k": 3},
+    {"top_k": 40},
+    {"filters": {"topic": "pets"}},
+    {"filters": {"n": 1}},  # fewer rows than the pool: the exact fallback
+    {"threshold": 0.05},
+    {"signals": Signals(entities=False)},
+    {"signals": Signals(dense=False)},
+    {"signals": Signals(keyword=False)},
+]
+
+
+SMALL_POOL = {"pool_min": 5, "pool_factor": 1}  # second-hop targets outside the first reads
+
+
+@pytest.mark.parametrize("retrieval", [{}, SMALL_POOL])
+def test_same_results_as_plain_reads(pg_dsn: str, retrieval: dict[str, int]) -> None:
+    memory = seeded_memory(pg_dsn, **retrieval)
+    try:
+        fetched = [results(memory, q, **case) for q in QUERIES for case in CASES]
+        with plain_reads():
+            plain = [results(memory, q, **case) for q in QUERIES for case in CASES]
+        assert fetched == plain
+        assert any(len(r) > 3 for r in fetched)
+    finally:
+        memory.close()
+
+
+def test_reads_outside_the_first_batches(pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search whose second hop reaches memories outside the first two batches fetches them
+    in a third round trip, with the plain answers."""
+    memory = seeded_memory(pg_dsn, **SMALL_POOL, hop_max_links=40)
+    fetches: list[int] = []
+    fetch = search_reads.SearchReads._fetch
+
+    def counted(self: search_reads.SearchReads, ids: list[str], **kwargs: Any) -> None:
+        fetches.append(len([i for i in ids if i not in self._fetched]))
+        fetch(self, ids, **kwargs)
+
+    try:
+        monkeypatch.setattr(search_reads.SearchReads, "_fetch", counted)
+        fetched = [results(memory, q) for q in QUERIES]
+        with plain_reads():
+            plain = [results(memory, q) for q in QUERIES]
+        assert fetched == plain
+        assert len([n for n in fetches if n]) > len(QUERIES)
+    finally:
+        memory.close()
+
+
+def test_same_results_with_the_entity_index(pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over ``EXACT_ENTITIES`` entities, the nearest entities come from the HNSW index."""
+    memory = seeded_memory(pg_dsn)
+    try:
+        monkeypatch.setattr(search_reads, "EXACT_ENTITIES", 2)
+        monkeypatch.setattr("linkmem.store.postgres.entities.EXACT_ENTITIES", 2)
+        fetched = [results(memory, q) for q in QUERIES]
+        with plain_reads():
+            plain = [results(memory, q) for q in QUERIES]
+        assert fetched == plain
+    finally:
+        memory.close()
+
+
+def test_at_most_four_round_trips(pg_dsn: str) -> None:
+    memory = seeded_memory(pg_dsn, **SMALL_POOL)
+    memory.close()
+    parts = conninfo_to_dict(pg_dsn)
+    proxy = RoundTripCounter(str(parts.get("host") or "127.0.0.1"), int(parts.get("port") or 5432))
+    dsn = make_conninfo(pg_dsn, host="127.0.0.1", port=proxy.port)
+    collection = memory.settings.collection
+    memory = Memory(
+        store="postgres",
+        postgres={"dsn": dsn, "pool_min": 1, "pool_max": 1},
+        collection=collection,
+        embedder=FakeEmbedder(),
+        extractor=CapitalisedWordsExtractor(),
+        retrieval={"entity_pool_max_links": 6, **SMALL_POOL},
+    )
+    try:
+        counts = {}
+        for query in QUERIES:
+            for name, case in [("default", {}), ("filtered", {"filters": {"n": 1}})]:
+                before = proxy.count
+                assert results(memory, query, **case) is not None
+                counts[query, name] = proxy.count - before
+        # the pool's check of the connection, then at most 4 for the search
+        assert max(counts.values()) <= 5, counts
+        with plain_reads():
+            before = proxy.count
+            results(memory, QUERIES[0])
+            assert proxy.count - before > 8  # what it saves
+    finally:
+        memory.close()
+        proxy.close()
