@@ -95,20 +95,33 @@ def start_server(settings: dict[str, Any], home: Path) -> Iterator[ServerProcess
         server.stop()
 
 
+#: The stores a test server can run on (PostgreSQL: version 18).
+SERVER_BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+def store_settings(backend: str, home: Path, request: pytest.FixtureRequest) -> dict[str, Any]:
+    """Settings of a fresh store for a server: a SQLite file in ``home``, or a collection of
+    its own on the session's PostgreSQL 18."""
+    if backend == "sqlite":
+        return {"sqlite.path": str(home / "memory.db")}
+    return {
+        "store": "postgres",
+        "postgres.dsn": request.getfixturevalue("pg_dsn_18"),
+        "collection": "s_" + uuid.uuid4().hex[:12],
+    }
+
+
 @pytest.fixture(scope="session")
-def remote_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+def remote_sqlite(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[ServerProcess]:
     home = tmp_path_factory.mktemp("server-sqlite")
-    yield from start_server({"sqlite.path": str(home / "memory.db")}, home)
+    yield from start_server(store_settings("sqlite", home, request), home)
 
 
 @pytest.fixture(scope="session")
 def remote_postgres(
-    tmp_path_factory: pytest.TempPathFactory, pg_dsn_18: str
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[ServerProcess]:
     home = tmp_path_factory.mktemp("server-postgres")
-    settings = {
-        "store": "postgres",
-        "postgres.dsn": pg_dsn_18,
-        "collection": "s_" + uuid.uuid4().hex[:12],
-    }
-    yield from start_server(settings, home)
+    yield from start_server(store_settings("postgres", home, request), home)

@@ -9,36 +9,22 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 from helpers import CapitalisedWordsExtractor
 from mcp_checks import KeyedUser, McpHttpServer
-from server_fixtures import ServerProcess
+from server_fixtures import SERVER_BACKENDS, ServerProcess, store_settings
 
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
 
-HTTP_BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
-
-def _settings(backend: str, home: Path, request: pytest.FixtureRequest) -> dict[str, Any]:
-    if backend == "sqlite":
-        return {"sqlite.path": str(home / "memory.db")}
-    return {
-        "store": "postgres",
-        "postgres.dsn": request.getfixturevalue("pg_dsn_18"),
-        "collection": "m_" + uuid.uuid4().hex[:12],
-    }
-
-
-@pytest.fixture(scope="session", params=HTTP_BACKENDS)
+@pytest.fixture(scope="session", params=SERVER_BACKENDS)
 def mcp_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[McpHttpServer]:
     home = tmp_path_factory.mktemp(f"mcp-{request.param}")
-    settings = _settings(request.param, home, request)
+    settings = store_settings(request.param, home, request)
     server = ServerProcess(settings, home)
     try:
         memory = Memory(embedder=FakeEmbedder(), extractor=CapitalisedWordsExtractor(), **settings)

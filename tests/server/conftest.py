@@ -9,7 +9,6 @@ the suites set up and check with an admin key. The server takes small JSON bodie
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +17,7 @@ import httpx
 import pytest
 from helpers import CapitalisedWordsExtractor
 from http_checks import MAX_BODY_MB, MAX_UPLOAD_MB
-from server_fixtures import ServerProcess
+from server_fixtures import SERVER_BACKENDS, ServerProcess, store_settings
 
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
@@ -31,7 +30,6 @@ KEYS = {
     "bob": ("user:bob", "write"),
     "coach": ("agent:coach", "write"),
 }
-SERVER_BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 
 
 @dataclass
@@ -80,14 +78,7 @@ def _settings(backend: str, home: Any, request: pytest.FixtureRequest) -> dict[s
         "server.max_upload_mb": MAX_UPLOAD_MB,
         "max_text_chars": 20_000,  # under the body limit, so a long text is a 400, not a 413
     }
-    if backend == "sqlite":
-        return {"sqlite.path": str(home / "memory.db"), **limits}
-    return {
-        "store": "postgres",
-        "postgres.dsn": request.getfixturevalue("pg_dsn_18"),
-        "collection": "h_" + uuid.uuid4().hex[:12],
-        **limits,
-    }
+    return {**store_settings(backend, home, request), **limits}
 
 
 @pytest.fixture(scope="session", params=SERVER_BACKENDS)
