@@ -150,8 +150,11 @@ def test_a_real_deadlock_is_retried_and_both_transactions_commit(store):
 
     errors = run_threads([lambda: crosswise("a", "b"), lambda: crosswise("b", "a")])
     assert not errors, [repr(e) for e in errors]
-    assert len(runs) == 3  # PostgreSQL aborted one of the two, and it ran again
-    assert {store.get_meta("a"), store.get_meta("b")} == {"1", "2"}
+    # PostgreSQL aborted one of the two and it ran again (under load its retry can lose the
+    # race for its row once more and deadlock again: still bounded, still committed)
+    assert 3 <= len(runs) <= 6
+    assert store.get_meta("a") == str(runs.count("a"))  # each committed on its last run
+    assert store.get_meta("b") == str(runs.count("b"))
 
 
 def test_a_conflict_inside_an_open_transaction_goes_up_to_the_outermost(store):
