@@ -260,7 +260,9 @@ bad_offset = st.one_of(
 bad_threshold = st.one_of(
     not_finite,
     st.floats(min_value=1.0, exclude_min=True),
-    st.floats(max_value=0.0).filter(lambda x: x < 0),
+    # Not subnormals: a library that sets flush-to-zero in this process (seen in a full run)
+    # turns -5e-324 into 0.0, which is a valid threshold.
+    st.floats(max_value=-1e-300),
     st.text(max_size=3),
     st.booleans(),
 )
