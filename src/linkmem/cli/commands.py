@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -23,12 +23,14 @@ from linkmem.cli.options import (
     parse_json,
     scope,
 )
-from linkmem.client import RemoteMemory
 from linkmem.memory import Memory
+
+if TYPE_CHECKING:
+    from linkmem.client.remote import RemoteMemory
 
 
 def _where(memory: Memory | RemoteMemory) -> str:
-    if isinstance(memory, RemoteMemory):
+    if not isinstance(memory, Memory):
         return f"the server at {memory.settings.url}"
     settings = memory.settings
     place = settings.sqlite_path if settings.store == "sqlite" else f"the {settings.store} store"

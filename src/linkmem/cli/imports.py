@@ -16,9 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from linkmem.cli import render
 from linkmem.cli.app import app, open_memory
 from linkmem.cli.options import Agent, Json, Run, User, scope
-from linkmem.client import RemoteMemory
 from linkmem.errors import LinkmemError
 from linkmem.ingest import FileImport, restore_file
+from linkmem.memory import Memory
 from linkmem.transfer import export_header
 
 RESUME_HINT = "run the same command with --skip-existing to import the rest without duplicates"
@@ -147,7 +147,7 @@ def import_file(
         _restore(ctx, path, header, batch_size, as_json)
         return
     memory = open_memory(ctx)
-    if isinstance(memory, RemoteMemory):  # the server checks and writes it
+    if not isinstance(memory, Memory):  # a RemoteMemory: the server checks and writes it
         ids = scope(user, agent, run)
         report = memory.import_file(path, **ids, batch_size=batch_size, skip_existing=skip_existing)
         render.emit(report, as_json, render.import_report)

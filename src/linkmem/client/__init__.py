@@ -1,7 +1,31 @@
 """Clients of ``linkmem serve`` (``RemoteMemory``, ``AsyncRemoteMemory``) and the asyncio
-wrapper of an embedded ``Memory`` (``AsyncMemory``): the same calls as ``Memory``."""
+wrapper of an embedded ``Memory`` (``AsyncMemory``): the same calls as ``Memory``.
 
-from linkmem.client.aio import AsyncMemory, AsyncRemoteMemory
-from linkmem.client.remote import RemoteMemory
+Each is imported on first use, so ``RemoteMemory`` does not pull in asyncio and the embedded
+``Memory``, nor ``AsyncMemory`` the other way round.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from linkmem.client.aio import AsyncMemory, AsyncRemoteMemory
+    from linkmem.client.remote import RemoteMemory
 
 __all__ = ["AsyncMemory", "AsyncRemoteMemory", "RemoteMemory"]
+
+_LAZY = {
+    "AsyncMemory": "linkmem.client.aio",
+    "AsyncRemoteMemory": "linkmem.client.aio",
+    "RemoteMemory": "linkmem.client.remote",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'linkmem.client' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
