@@ -6,10 +6,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from linkmem import validation as v
-from linkmem.components import LazyExtractor, build_embedder, describe
+from linkmem.components import LazyExtractor, build_embedder, build_llm, describe, infer_add
 from linkmem.config import Settings, resolve_settings
 from linkmem.embed.base import Embedder
 from linkmem.entities.inspect import EntityInspection
@@ -17,7 +17,6 @@ from linkmem.entities.linker import apply_links, plan_links
 from linkmem.errors import EmbedderMismatch, NotFound
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import parse_filters
-from linkmem.infer import ChatClient, build_llm, infer_add
 from linkmem.integrity import check_store
 from linkmem.keys import KeyRing
 from linkmem.rank.context import contextual_vectors
@@ -29,6 +28,9 @@ from linkmem.tenancy import Tenant, TenantMemory
 from linkmem.threads import single_threaded_blas
 from linkmem.transfer import Transfer
 from linkmem.types import HistoryEvent, MemoryRecord, Scope
+
+if TYPE_CHECKING:
+    from linkmem.infer import ChatClient
 
 Result = dict[str, Any]
 
