@@ -21,7 +21,7 @@ from linkmem.store.base import NewEntity
 from linkmem.store.postgres import entity_sql as q
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import Database, one_connection, retried
-from linkmem.store.postgres.memories import EF_SEARCH_MAX, EF_SEARCH_MIN, exact_scope_params
+from linkmem.store.postgres.memories import ef_search, exact_scope_params
 from linkmem.store.postgres.sql import Tables, ann_settings, existing_ids, vector_literal
 from linkmem.types import EntityRecord, Scope
 
@@ -82,8 +82,7 @@ class EntityTables:
                 q.nearest_entities_exact(self.t, scope_sql),
                 [queries, *scope_args, min_similarity, k],
             )
-        ef_search = min(max(k, EF_SEARCH_MIN), EF_SEARCH_MAX)
-        self.db.execute(conn, ann_settings(), (str(ef_search),))
+        self.db.execute(conn, ann_settings(), (ef_search(k),))
         return self.db.execute(
             conn,
             q.nearest_entities_ann(self.t, scope_sql),

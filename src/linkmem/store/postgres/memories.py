@@ -14,6 +14,7 @@ from linkmem.filters import Node
 from linkmem.rank import bm25
 from linkmem.store.base import NewMemory
 from linkmem.store.base import record_from_row as base_record_from_row
+from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.sql import Tables, filter_sql, in_scopes, vector_literal
@@ -21,6 +22,11 @@ from linkmem.types import MemoryRecord, Scope
 
 #: hnsw.ef_search bounds: pgvector's default and its maximum.
 EF_SEARCH_MIN, EF_SEARCH_MAX = 40, 1000
+
+
+def ef_search(k: int) -> str:
+    """``hnsw.ef_search`` for a top-``k`` read."""
+    return str(min(max(k, EF_SEARCH_MIN), EF_SEARCH_MAX))
 
 
 def exact_scope_params(scope: Scope) -> tuple[str, str, str]:
@@ -212,19 +218,21 @@ class MemoryTables:
         query = vector_literal(vector)
         with self.db.transaction() as conn:
             if ids is None:
-                rows = self._ann(conn, where, args, query, k)
-                if len(rows) >= k:
-                    return rows
-            # Exact: the ids given, or fewer ANN rows than k (the filter keeps fewer than k
-            # rows, or the iterative scan hit hnsw.max_scan_tuples first).
-            found = self.db.execute(conn, sql.vector_exact(self.t, where), [query, *args, k])
+                # HNSW, or an exact scan of a small scope or when HNSW finds fewer than k
+                # rows (the filter keeps fewer, or the scan hit hnsw.max_scan_tuples first).
+                self.db.execute(conn, sql.ann_settings(), (ef_search(k),))
+                gate = q.exact_scan_gate(self.t, scope_ids, k)
+                statement = q.dense_first(self.t, (where, args), gate, query, k)
+                found = self.db.execute(conn, *statement)
+            else:
+                found = self.db.execute(conn, sql.vector_exact(self.t, where), [query, *args, k])
             return [(mid, float(sim)) for mid, sim in found]
 
     def _ann(
         self, conn: Any, where: str, args: list[Any], query: str, k: int
     ) -> list[tuple[str, float]]:
-        ef_search = min(max(k, EF_SEARCH_MIN), EF_SEARCH_MAX)
-        self.db.execute(conn, sql.ann_settings(), (str(ef_search),))
+        """``vector_ann`` alone: the HNSW index's answer, with no exact fallback."""
+        self.db.execute(conn, sql.ann_settings(), (ef_search(k),))
         found = self.db.execute(conn, sql.vector_ann(self.t, where), [query, *args, query, k])
         return [(mid, float(sim)) for mid, sim in found]
 

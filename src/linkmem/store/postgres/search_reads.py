@@ -31,12 +31,7 @@ from linkmem.filters import Node
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.entities import EXACT_ENTITIES, _entity_from_row
-from linkmem.store.postgres.memories import (
-    EF_SEARCH_MAX,
-    EF_SEARCH_MIN,
-    _row_where,
-    record_from_row,
-)
+from linkmem.store.postgres.memories import _row_where, ef_search, record_from_row
 from linkmem.store.postgres.sql import in_scopes, vector_literal
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import EntityRecord, MemoryRecord, Scope
@@ -134,10 +129,10 @@ class SearchReads:
         self._fetched.update(ids)
 
     def _queue_dense_top(self) -> Any:
-        plan = self._plan
-        ef_search = min(max(plan.pool, EF_SEARCH_MIN), EF_SEARCH_MAX)
-        self._conn.execute(sql.ann_settings(), (str(ef_search),))
-        statement = q.dense_first(self._t, self._memory_where(None), self._query, plan.pool)
+        pool = self._plan.pool
+        self._conn.execute(sql.ann_settings(), (ef_search(pool),))
+        gate = q.exact_scan_gate(self._t, self._scope_ids, pool)
+        statement = q.dense_first(self._t, self._memory_where(None), gate, self._query, pool)
         return self._conn.execute(*statement)
 
     def _queue_keyword(self, ids: list[str] | None, k: int) -> Any:
@@ -150,8 +145,7 @@ class SearchReads:
 
     def _queue_near(self) -> Any:
         plan = self._plan
-        ef_search = min(max(plan.entity_k, EF_SEARCH_MIN), EF_SEARCH_MAX)
-        self._conn.execute(sql.ann_settings(), (str(ef_search),))
+        self._conn.execute(sql.ann_settings(), (ef_search(plan.entity_k),))
         statement = q.nearest_entities_detailed(
             self._t,
             in_scopes("x.scope_id", self._scope_ids),
