@@ -51,8 +51,8 @@ from typing import Any
 
 import bench_core  # the script's own folder is on sys.path
 import numpy as np
+import scale_postgres
 
-import linkmem.search
 from linkmem import Memory
 from linkmem.extract.base import EntityKind, ExtractedEntity
 from linkmem.rank.terms import terms
@@ -383,24 +383,7 @@ def store_size(memory: Memory) -> dict[str, Any]:
         path = Path(settings.sqlite_path)
         files = [path, Path(f"{path}-wal")]
         return {"file_mb": round(sum(f.stat().st_size for f in files if f.exists()) / 2**20, 1)}
-    db: Any = memory.store.db  # type: ignore[attr-defined]
-    return {
-        "database_mb": round(db.value("SELECT pg_database_size(current_database())") / 2**20, 1),
-        "shared_buffers": db.value("SHOW shared_buffers"),
-        "server_pss_mb": server_pss_mb(db.value("SELECT pg_backend_pid()")),
-    }
-
-
-def server_pss_mb(backend_pid: int) -> float | None:
-    """Proportional set size of the whole PostgreSQL server (postmaster and children)."""
-    try:
-        import psutil
-
-        postmaster = psutil.Process(backend_pid).parent()
-        procs = [postmaster, *postmaster.children(recursive=True)]
-        return round(sum(p.memory_full_info().pss for p in procs) / 2**20, 1)
-    except Exception:  # noqa: BLE001 - a missing metric must not stop the benchmark
-        return None
+    return scale_postgres.store_size(memory.store.db)  # type: ignore[attr-defined]
 
 
 def model_times(memory: Memory, queries: list[str]) -> dict[str, float]:
@@ -416,26 +399,12 @@ def model_times(memory: Memory, queries: list[str]) -> dict[str, float]:
     return {"p50_ms": round(statistics.median(times), 2), "queries": len(times)}
 
 
-@contextmanager
-def plain_reads() -> Iterator[None]:
-    """Searches read the store one read at a time (as before ``search_reads``)."""
-    fetched = linkmem.search._reads
-
-    @contextmanager
-    def plain(store: Any, plan: Any) -> Iterator[Any]:
-        yield store
-
-    linkmem.search._reads = plain  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        linkmem.search._reads = fetched  # type: ignore[assignment]
-
-
 def measure(memory: Memory, size: int, n_queries: int) -> dict[str, Any]:
     big, small = layout(size)
     rng = random.Random(size)
     queries = make_queries(2 * n_queries + 5, seed=11)
+    if memory.settings.store == "postgres":
+        scale_postgres.analyze(memory.store.db, memory.store.t)  # type: ignore[attr-defined]
     memory.search(queries[-1], user_id="big")  # warm the big scope (models, caches)
     scopes = [small_scope(rng.randrange(small)) for _ in range(n_queries)] if small else []
     counts = memory.status()["store"]
@@ -450,16 +419,35 @@ def measure(memory: Memory, size: int, n_queries: int) -> dict[str, Any]:
         "search_big_scope": timed_searches(memory, big_queries, ["big"] * n_queries),
         "query_models": model_times(memory, big_queries),
     }
-    if hasattr(memory.store, "search_reads"):  # the same searches, one read at a time
-        with plain_reads():
-            if small:
-                out["search_100_scope_plain"] = timed_searches(memory, queries[:n_queries], scopes)
-            out["search_big_scope_plain"] = timed_searches(memory, big_queries, ["big"] * n_queries)
-        # Again in the first order: the first run read the 100-memory scopes cold.
-        if small:
-            out["search_100_scope"] = timed_searches(memory, queries[:n_queries], scopes)
-        out["search_big_scope"] = timed_searches(memory, big_queries, ["big"] * n_queries)
+    if hasattr(memory.store, "search_reads"):
+        out.update(postgres_variants(memory, queries[:n_queries], scopes, big_queries))
     return {**out, **store_size(memory), "peak_rss_mb": peak_rss_mb()}
+
+
+def postgres_variants(
+    memory: Memory, queries: list[str], scopes: list[str], big_queries: list[str]
+) -> dict[str, Any]:
+    """The same searches read one read at a time (``_plain``, before ``search_reads``) and
+    with the HNSW index in the big scope whatever its size (``_hnsw_only``, before the exact
+    scan of small scopes), then the first ones again (the first run read the 100-memory
+    scopes cold); the dense read's plans."""
+    out: dict[str, Any] = {}
+    bigs = ["big"] * len(big_queries)
+    with scale_postgres.plain_reads():
+        if scopes:
+            out["search_100_scope_plain"] = timed_searches(memory, queries, scopes)
+        out["search_big_scope_plain"] = timed_searches(memory, big_queries, bigs)
+    with scale_postgres.hnsw_only():
+        out["search_big_scope_hnsw_only"] = timed_searches(memory, big_queries, bigs)
+    if scopes:
+        out["search_100_scope"] = timed_searches(memory, queries, scopes)
+    out["search_big_scope"] = timed_searches(memory, big_queries, bigs)
+    config = memory.retrieval
+    pool = max(config.pool_factor * 10, config.pool_min)
+    out["dense_plans"] = scale_postgres.dense_plans(
+        memory, big_queries[0], bigs[:1] + scopes[:1], pool
+    )
+    return out
 
 
 # running ---------------------------------------------------------------------------------------
