@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,9 @@ PAD_SLACK = 256
 #: many word pieces of the previous one (a sentence cut at a boundary is whole in one of them).
 CHUNK_STRIDE = 32
 VOCAB_PATH = Path(__file__).parent / "data" / "vocab.txt"
+#: Intra-op threads of the ONNX session when not given (default: every core this process may
+#: use). Lower it when another engine, such as spaCy in a second thread, needs a core.
+THREADS_ENV = "LINKMEM_ONNX_THREADS"
 
 
 def build_tokenizer(vocab_path: Path = VOCAB_PATH, max_tokens: int = MAX_TOKENS) -> Tokenizer:
@@ -85,6 +88,16 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def default_threads(env: Mapping[str, str] = os.environ) -> int:
+    """``$LINKMEM_ONNX_THREADS`` if set, else :func:`available_cores`."""
+    value = env.get(THREADS_ENV, "").strip()
+    if not value:
+        return available_cores()
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"{THREADS_ENV} must be a whole number of threads >= 1, got {value!r}.")
+    return int(value)
+
+
 def _session_options(threads: int) -> Any:
     import onnxruntime as ort
 
@@ -103,7 +116,8 @@ def _session_options(threads: int) -> Any:
 class OnnxMiniLMEmbedder:
     """all-MiniLM-L6-v2, int8, 384 dimensions, mean pooling then L2 normalisation.
 
-    The ONNX session is created on first use (or by :meth:`load`); it is thread-safe.
+    The ONNX session is created on first use (or by :meth:`load`); it is thread-safe. It runs
+    ``threads`` intra-op threads (default :func:`default_threads`) and one inter-op thread.
     """
 
     model_id: str = MODEL_ID
@@ -119,7 +133,9 @@ class OnnxMiniLMEmbedder:
         long_text_pooling: str = "mean",
     ) -> None:
         self._model_path = Path(model_path) if model_path is not None else None
-        self._threads = threads or available_cores()
+        if threads is not None and threads < 1:
+            raise ConfigError(f"threads must be at least 1, got {threads}.")
+        self._threads = threads or default_threads()
         if not 2 < max_tokens <= 512:
             raise ConfigError(
                 f"max_tokens must be between 3 and 512 (the model's limit), got {max_tokens}."
@@ -137,6 +153,11 @@ class OnnxMiniLMEmbedder:
         self._tokenizer: Tokenizer | None = None
         self._input_names: tuple[str, ...] = ()
         self._output_name = ""
+
+    @property
+    def threads(self) -> int:
+        """Intra-op threads of the ONNX session."""
+        return self._threads
 
     @property
     def tokenizer(self) -> Tokenizer:
