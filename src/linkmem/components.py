@@ -105,5 +105,28 @@ class LazyExtractor:
         return self.get().extract_batch(texts)
 
 
+def load_in_background(embedder: Embedder) -> threading.Thread | None:
+    """Start loading ``embedder``'s model (if it has a ``load``) in a daemon thread.
+
+    A command that will embed and extract calls this first: onnxruntime builds its session
+    outside the GIL, so it overlaps spaCy's import and load in the calling thread, and the
+    first ``embed_batch`` waits for it. A failure is left for that call to raise.
+    """
+    load = getattr(embedder, "load", None)
+    if load is None:
+        return None
+    thread = threading.Thread(target=_ignore_errors, args=(load,), daemon=True)
+    thread.name = "linkmem-load-embedder"
+    thread.start()
+    return thread
+
+
+def _ignore_errors(load: Any) -> None:
+    try:
+        load()
+    except Exception:  # the first embed_batch loads again and raises it
+        pass
+
+
 def describe(obj: Any) -> str:
     return getattr(obj, "description", None) or getattr(obj, "model_id", type(obj).__name__)

@@ -10,6 +10,7 @@ import typer
 from typer.core import TyperGroup
 
 from linkmem import __version__
+from linkmem.components import load_in_background
 from linkmem.errors import LinkmemError
 from linkmem.memory import Memory
 
@@ -133,15 +134,19 @@ def global_options(ctx: typer.Context) -> GlobalOptions:
     return ctx.find_object(GlobalOptions) or GlobalOptions()
 
 
-def open_memory(ctx: typer.Context) -> Memory | RemoteMemory:
+def open_memory(ctx: typer.Context, *, embeds: bool = False) -> Memory | RemoteMemory:
     """The ``Memory`` the global options describe (a ``RemoteMemory`` with ``--url``),
-    closed when the command ends."""
+    closed when the command ends. ``embeds``: the command will run the models, so the
+    embedder starts loading now, beside spaCy (see ``components.load_in_background``)."""
     opts = global_options(ctx)
     if opts.url:
         from linkmem.client.remote import RemoteMemory  # httpx only for --url
 
         return ctx.with_resource(RemoteMemory(opts.url, api_key=opts.api_key))
-    return open_local_memory(ctx)
+    memory = open_local_memory(ctx)
+    if embeds:
+        load_in_background(memory.embedder)
+    return memory
 
 
 def open_local_memory(ctx: typer.Context) -> Memory:

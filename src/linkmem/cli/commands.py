@@ -66,7 +66,9 @@ def add(
     """
     meta = parse_json(metadata, "--metadata")
     message = text if role == "user" else {"role": role, "content": text}
-    result = open_memory(ctx).add(message, **scope(user, agent, run), metadata=meta, infer=infer)
+    result = open_memory(ctx, embeds=True).add(
+        message, **scope(user, agent, run), metadata=meta, infer=infer
+    )
     render.emit(result, as_json, render.events)
 
 
@@ -89,7 +91,7 @@ def search(
     as_json: Json = False,
 ) -> None:
     """Search a scope by meaning, keywords and entity links."""
-    result = open_memory(ctx).search(
+    result = open_memory(ctx, embeds=True).search(
         query,
         **scope(user, agent, run),
         filters=parse_json(filters, "--filters"),

@@ -1,0 +1,162 @@
+"""Cold start of ``linkmem search``: a fresh process on an existing SQLite store.
+
+    python benchmarks/bench_cold_start.py [--runs 7] [--memories 200] [--out FILE]
+
+Prepares one store (``--memories`` synthetic texts in scope ``--user bench``, default models),
+then, in one sitting so the numbers compare:
+- ``cli``: ``--runs`` fresh ``linkmem --db STORE search QUERY --user bench`` processes, each
+  timed from the spawn to the first byte of its output (the first result) and to its exit,
+  with the process's peak RSS (``wait4``);
+- ``version``: ``linkmem --version`` (the interpreter and the CLI's imports, nothing else);
+- ``phases``: ``--runs`` fresh processes doing the same search step by step in-process:
+  importing ``linkmem.cli``, opening the store, importing and loading spaCy, importing and
+  loading onnxruntime, and the first search with both models loaded; plus the threads each
+  engine started.
+Medians (and every run) go to ``benchmarks/results/cold_start.json`` (or ``--out``) with the
+machine load before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "results" / "cold_start.json"
+LINKMEM = str(Path(sys.executable).with_name("linkmem"))
+QUERY = "what did Maria buy in Lisbon"
+
+# Runs in a fresh interpreter: prints one JSON line of phase timings (seconds).
+PHASES = r"""
+import json, os, sys, time
+def threads():
+    return len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else -1
+t = {}
+start = time.perf_counter()
+def mark(name):
+    global start
+    now = time.perf_counter(); t[name] = now - start; start = now
+import linkmem.cli
+mark("import_cli")
+from linkmem import Memory
+memory = Memory(sys.argv[1])
+mark("open_store")
+base = threads()
+import spacy
+mark("import_spacy")
+memory.extractor.get()
+mark("load_spacy")
+after_spacy = threads()
+import onnxruntime
+mark("import_onnxruntime")
+memory.embedder.load()
+mark("load_onnx")
+after_onnx = threads()
+hits = memory.search(sys.argv[2], user_id="bench", top_k=10)["results"]
+mark("first_search")
+assert hits, "the prepared store returned nothing"
+t["threads"] = {"before_models": base, "after_spacy": after_spacy, "after_onnx": after_onnx,
+                "after_search": threads(),
+                "onnx_intra_op": getattr(memory.embedder, "threads", None)}
+print(json.dumps(t))
+"""
+
+
+def prepare_store(folder: Path, n: int, env: dict[str, str]) -> Path:
+    """The store, written by a child process: this one stays small, since a child's peak RSS
+    starts from its parent's at fork."""
+    path = folder / "store.db"
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[2]); from bench_core import make_texts; "
+        "from linkmem import Memory; m = Memory(sys.argv[1]); "
+        "m.add_batch(make_texts(int(sys.argv[3]), seed=1), user_id='bench'); m.close()"
+    )
+    argv = [sys.executable, "-c", code, str(path), str(ROOT / "benchmarks"), str(n)]
+    subprocess.run(argv, check=True, env=env)
+    return path
+
+
+def timed_process(argv: list[str], env: dict[str, str]) -> dict[str, float]:
+    """Seconds to the first byte of stdout and to exit, and peak RSS in MB, of one process."""
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert process.stdout is not None
+    first = process.stdout.read(1)
+    first_s = time.perf_counter() - start
+    rest = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    exit_s = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0 or not (first + rest).strip():
+        raise RuntimeError(f"{' '.join(argv)} failed with exit code {process.returncode}")
+    return {
+        "first_output_s": round(first_s, 3),
+        "exit_s": round(exit_s, 3),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+    }
+
+
+def phase_run(store: Path, env: dict[str, str]) -> dict[str, Any]:
+    argv = [sys.executable, "-c", PHASES, str(store), QUERY]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True, env=env)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def medians(runs: list[dict[str, Any]]) -> dict[str, float]:
+    keys = [k for k, v in runs[0].items() if isinstance(v, int | float)]
+    return {k: round(statistics.median(r[k] for r in runs), 3) for k in keys}
+
+
+def commit() -> str:
+    out = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return out.stdout.strip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--memories", type=int, default=200)
+    parser.add_argument("--out", default=str(OUT))
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="linkmem-cold-"))
+    env = {**os.environ, "LINKMEM_HOME": str(folder)}
+    store = prepare_store(folder, args.memories, env)
+    load_before = os.getloadavg()[0]
+    search = [LINKMEM, "--db", str(store), "search", QUERY, "--user", "bench"]
+    cli, version, phases = [], [], []
+    for _ in range(args.runs):  # interleaved, so a change in load hits every series alike
+        cli.append(timed_process(search, env))
+        version.append(timed_process([LINKMEM, "--version"], env))
+        phases.append(phase_run(store, env))
+    results = {
+        "commit": commit(),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+        "runs": args.runs,
+        "memories": args.memories,
+        "cli_search": medians(cli),
+        "cli_version": medians(version),
+        "phases": medians(phases),
+        "threads": phases[-1]["threads"],
+        "all_runs": {"cli_search": cli, "cli_version": version, "phases": phases},
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2))
+    summary = {k: v for k, v in results.items() if k != "all_runs"}
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()
