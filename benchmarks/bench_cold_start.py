@@ -6,7 +6,7 @@ Prepares one store (``--memories`` synthetic texts in scope ``--user bench``, de
 then, in one sitting so the numbers compare:
 - ``cli``: ``--runs`` fresh ``linkmem --db STORE search QUERY --user bench`` processes, each
   timed from the spawn to the first byte of its output (the first result) and to its exit,
-  with the process's peak RSS (``wait4``);
+  with the process's CPU time and peak RSS (``wait4``);
 - ``version``: ``linkmem --version`` (the interpreter and the CLI's imports, nothing else);
 - ``phases``: ``--runs`` fresh processes doing the same search step by step in-process:
   importing ``linkmem.cli``, opening the store, importing and loading spaCy, importing and
@@ -86,7 +86,8 @@ def prepare_store(folder: Path, n: int, env: dict[str, str]) -> Path:
 
 
 def timed_process(argv: list[str], env: dict[str, str]) -> dict[str, float]:
-    """Seconds to the first byte of stdout and to exit, and peak RSS in MB, of one process."""
+    """Seconds to the first byte of stdout and to exit, CPU seconds (less sensitive to the
+    machine's load than wall time) and peak RSS in MB, of one process."""
     start = time.perf_counter()
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     assert process.stdout is not None
@@ -101,6 +102,7 @@ def timed_process(argv: list[str], env: dict[str, str]) -> dict[str, float]:
     return {
         "first_output_s": round(first_s, 3),
         "exit_s": round(exit_s, 3),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
         "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -164,4 +165,10 @@ def open_local_memory(ctx: typer.Context) -> Memory:
 
 def main() -> None:
     """Console-script entry point (``linkmem``)."""
-    app(prog_name="linkmem")
+    try:
+        app(prog_name="linkmem")
+    finally:
+        # The command is done and its resources closed; the process ends now. Frozen objects
+        # are skipped by the collections of interpreter shutdown, which otherwise walk every
+        # object spaCy and the models made: 0.38 -> 0.04 s of exit after `import spacy`.
+        gc.freeze()
