@@ -22,6 +22,8 @@ REPLY_OPENERS: frozenset[str] = GREETINGS | frozenset(
     agreed wanna gonna gotta oof woohoo yikes phew""".split()
 )
 _CLOSING = {",", "!", "?", ".", ";", ":"}
+_FINITE = frozenset({"VBZ", "VBD", "VBP", "MD"})
+_PHRASE_OPENERS = frozenset({"DT", "PRP$", "NNP", "JJ", "CD"})  # "our", "the", "Anna's"
 
 
 def strip_greeting(toks: list[Token]) -> list[Token]:
@@ -42,7 +44,8 @@ def is_vocative(toks: list[Token]) -> bool:
     after = doc[toks[-1].i + 1] if toks[-1].i + 1 < len(doc) else None
     closes = after is None or after.text in _CLOSING
     if before is None or toks[0].is_sent_start:
-        return after is not None and after.text in {",", "!"} and not _listed(after)
+        opens = after is not None and after.text in {",", "!"}
+        return opens and not _listed(after) and not _apposition(after)
     if _interjection(before):
         return closes
     if (
@@ -55,6 +58,22 @@ def is_vocative(toks: list[Token]) -> bool:
     if before_comma is None or _interjection(before_comma) or _exclaims(after):
         return True  # "That's a great dream, Jon!": an apposition does not end in "!" or "?"
     return before_comma.pos_ not in ("PROPN", "NOUN")  # "Tom, Bob" or "my mom, Linda,"
+
+
+def _apposition(comma: Token) -> bool:
+    """A noun phrase between two commas and then the sentence's verb: "Rex, our old beagle,
+    sleeps all day" describes Rex; "Mel, my dear, come here" (an order) and "Max, your
+    dinner is ready" (no second comma) address the listener."""
+    doc = comma.doc
+    end = next((t.i for t in doc[comma.i + 1 : comma.i + 10] if t.text == ","), None)
+    if end is None or end == comma.i + 1:
+        return False
+    phrase = doc[comma.i + 1 : end]
+    nominal = phrase[-1].pos_ in ("NOUN", "PROPN") and phrase[0].tag_ in _PHRASE_OPENERS
+    clause = any(t.tag_ in _FINITE or t.tag_ == "PRP" for t in phrase)
+    verb = next((t for t in doc[end + 1 : end + 4] if t.pos_ != "ADV"), None)
+    goes_on = verb is not None and (verb.tag_ in _FINITE or verb.lower_ in ("and", "or"))
+    return nominal and not clause and goes_on  # "Anna, my cousin, and I went"
 
 
 def _exclaims(after: Token | None) -> bool:

@@ -58,6 +58,15 @@ GENERIC_HEADS: frozenset[str] = frozenset(
     """.split()
 )
 
+#: Occasions of an activity: dropped after a compound that names the activity ("chess club
+#: meeting" -> "chess club"), kept after a single noun ("team meeting").
+OCCASION_HEADS: frozenset[str] = frozenset(
+    """
+    meeting meetup session schedule discussion gathering event signup sign-up
+    registration fee membership recap
+    """.split()
+)
+
 #: Words naming the participants of an agent conversation, or the conversation itself:
 #: never an entity on their own ("the user", "my assistant", "Memory").
 GENERIC_ROLES: frozenset[str] = frozenset(
@@ -88,7 +97,7 @@ VAGUE_ADJECTIVES: frozenset[str] = frozenset(
     """
     good bad great best better worse worst nice fine awesome amazing excellent terrible
     awful wonderful fantastic lovely perfect poor horrible cool fun funny boring
-    interesting exciting favorite favourite beloved preferred usual typical normal
+    interesting exciting favorite favourite fave beloved preferred usual typical normal
     regular standard common general overall specific particular certain various
     different similar same other another such own whole entire full total complete
     main major minor key important essential basic simple easy hard difficult tough
@@ -241,4 +250,84 @@ QUOTE_SHAPES: tuple[re.Pattern[str], ...] = tuple(
         r"(?:^|(?<=[\s(\[{,;:]))'((?:[^'\n]|(?<=\w)'(?=\w))+?)'(?!\w)",
         r"‘((?:[^‘’\n]|(?<=\w)’(?=\w))+?)’(?!\w)",
     )
+)
+
+# ------------------------------------------------------------------ holidays and software
+
+#: Holidays and festivals the NER often reads as dates or people ("Ramadan", "Halloween this
+#: year", "Valentine's Day"); matched only when capitalised. Names of the shape "<Capitalised>
+#: Day" or "... Eve" inside a date are found without a list ("Boxing Day", "Labor Day").
+HOLIDAYS: frozenset[str] = frozenset(
+    {
+        *"""christmas xmas easter halloween thanksgiving diwali deepavali hanukkah chanukah
+        ramadan eid passover pesach kwanzaa holi navratri vesak advent pentecost purim
+        sukkot nowruz songkran hogmanay juneteenth oktoberfest""".split(),
+        "yom kippur",
+        "rosh hashanah",
+        "chinese new year",
+        "lunar new year",
+        "new year",
+        "new year's",
+        "mardi gras",
+        "cinco de mayo",
+        "day of the dead",
+        "bonfire night",
+        "guy fawkes night",
+        "fourth of july",
+        "good friday",
+        "black friday",
+        "cyber monday",
+        "eid al-fitr",
+        "eid al-adha",
+        "valentine's day",
+        "mother's day",
+        "father's day",
+        "new year's day",
+        "new year's eve",
+        "st. patrick's day",
+        "st patrick's day",
+        "saint patrick's day",
+        "mid-autumn festival",
+    }
+)
+
+#: The last word of a capitalised holiday name found inside a date ("Boxing Day").
+HOLIDAY_ENDINGS: frozenset[str] = frozenset("day eve night".split())
+
+#: Software usually written in lower case and rarely meant as anything else in a memory, so
+#: it stands alone ("we set up redis", "git", "docker"). Names that are everyday English
+#: ("rust", "flask", "celery", "pandas", "slack") are left to the structural cues, which
+#: take only words the pipeline's lemma tables do not know.
+SOFTWARE_NAMES: frozenset[str] = frozenset(
+    """
+    redis nginx postgres postgresql pgbouncer pgadmin memcached kubectl kubernetes k8s
+    minikube mongodb mysql mariadb sqlite sqlite3 duckdb clickhouse elasticsearch
+    opensearch kibana logstash fluentd rabbitmq haproxy traefik grafana terraform ansible
+    systemd crontab openssl sshd iptables wireguard openvpn npm pnpm webpack tmux zsh
+    htop rsync wget ffmpeg inkscape vscode neovim github gitlab ubuntu debian centos
+    django numpy scipy pytorch tensorflow jupyter kafka docker git nodejs
+    """.split()
+)
+
+#: Nouns that, right after an unknown lower-case word, mark it as software ("pgbouncer
+#: config", "the foo cluster"); after a software name they add nothing, so "redis log"
+#: gives "redis" and no topic.
+SOFTWARE_FACETS: frozenset[str] = frozenset(
+    """
+    config configs configuration server servers log logs cluster clusters daemon
+    container containers instance instances plugin plugins extension extensions package
+    packages library client driver image images pod pods replica replicas schema query
+    queries queue queues dashboard dashboards deployment deployments cli repo
+    repository install installation upgrade setup binary proxy backend db database
+    databases worker workers cache process module modules
+    """.split()
+)
+
+#: Verbs whose object, when it is an unknown lower-case word, is software ("install
+#: pgbouncer", "restarted traefik").
+SOFTWARE_VERBS: frozenset[str] = frozenset(
+    """
+    install instal uninstall reinstall restart deploy redeploy upgrade downgrade configure
+    reconfigure compile containerize dockerize
+    """.split()
 )

@@ -1,7 +1,8 @@
 """Candidate entities from a parsed ``Doc`` and its raw text: small, pure functions.
 
-Five sources, best first: spaCy NER, code-like identifiers, capitalised name spans the
-NER missed, quoted text, and topic noun compounds. Each candidate carries its source
+Five sources, best first: spaCy NER (with brand + model compounds and holidays it splits
+or files under dates), code-like identifiers, name spans the NER missed (capitalised, or
+lower-case software), quoted text, and topic noun compounds. Each candidate carries its source
 priority (lower wins) and character offsets into the raw text; the extractor resolves
 overlaps (:func:`linkmem.extract.spacy.resolve`). A transcript line's speaker label is split
 off before parsing (:func:`split_speaker`).
@@ -10,52 +11,57 @@ off before parsing (:func:`split_speaker`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from linkmem.extract import lexicon as lx
-from linkmem.extract.base import EntityKind, normalise_key
+from linkmem.extract.base import EntityKind
 from linkmem.extract.dialogue import REPLY_OPENERS, is_vocative, strip_greeting
+from linkmem.extract.holidays import holiday_candidates
+from linkmem.extract.products import facet_topic, product_candidates, software_candidates
+from linkmem.extract.spans import (
+    IDENT,
+    MAX_CHARS,
+    NAME,
+    NER,
+    QUOTE,
+    Candidate,
+    Doc,
+    Token,
+    capitalised_mid_sentence,
+    inner_caps,
+    is_name_like,
+    is_noise,
+    make,
+    overlaps,
+    sentence_initial,
+    span_text,
+)
+from linkmem.extract.topics import topic_candidates
 
-NER, IDENT, NAME, QUOTE, TOPIC = range(5)  # source priorities: lower wins
-
-Token = Any  # spacy.tokens.Token
-Doc = Any  # spacy.tokens.Doc
 Lemmatize = Callable[[Token], str]
 
-MAX_CHARS = 100
-MAX_TOPIC_WORDS = 6
-_MARKUP = re.compile(r"\*\*|__|```|<[^>]*>|\[\[|\]\]|\{\{|\}\}|\|")
-_BULLET = re.compile(r"^[-*•–—#>+]")
 _COMMA_NUMBER = re.compile(r"^\d{1,3}(,\d{3})+(\.\d+)?$")
 
 
-@dataclass(frozen=True)
-class Candidate:
-    text: str
-    kind: EntityKind
-    priority: int
-    start: int
-    end: int
-
-    @property
-    def key(self) -> str:
-        return normalise_key(self.text)
-
-
-def candidates(doc: Doc, text: str, lemmatize: Lemmatize) -> list[Candidate]:
-    """Every candidate from every source, unresolved."""
+def candidates(
+    doc: Doc, text: str, lemmatize: Lemmatize, english: frozenset[str] = frozenset()
+) -> list[Candidate]:
+    """Every candidate from every source, unresolved. ``english`` (known English words)
+    lets an unknown lower-case word in a software frame count as a name."""
     named, amounts = _entity_tokens(doc)
     found = list(ner_candidates(doc))
     found += identifier_candidates(text)
     if not _shouting(doc):  # in ALL-CAPS text capitals say nothing about names
         found += name_candidates(doc, named | amounts)
+        found += product_candidates(doc)
+        found += holiday_candidates(doc)
+    found += software_candidates(doc, lemmatize, english)
     found += quote_candidates(text)
-    found += topic_candidates(doc, amounts, lemmatize)
-    return found
+    names = [c for c in found if c.kind is EntityKind.PROPER]
+    topics = topic_candidates(doc, amounts, lemmatize)
+    return found + [t for t in topics if not facet_topic(t, names)]
 
 
 def _shouting(doc: Doc) -> bool:
@@ -81,9 +87,9 @@ def _entity_tokens(doc: Doc) -> tuple[set[int], set[int]]:
 
 
 def _name_in_amount(tok: Token, numeric: bool) -> bool:
-    if not _is_name_like(tok) or tok.lower_ in lx.CALENDAR_WORDS or lx.PERIOD_TOKEN.match(tok.text):
+    if not is_name_like(tok) or tok.lower_ in lx.CALENDAR_WORDS or lx.PERIOD_TOKEN.match(tok.text):
         return False
-    return numeric or _inner_caps(tok.text)
+    return numeric or inner_caps(tok.text)
 
 
 # ---------------------------------------------------------------- speaker labels
@@ -104,16 +110,6 @@ def split_speaker(text: str) -> tuple[Candidate | None, int]:
 
 
 # ---------------------------------------------------------------- shared filters
-def is_noise(text: str) -> bool:
-    """Empty, too long, no letters (numbers, dates, amounts), markup or a bullet."""
-    return (
-        not text
-        or len(text) > MAX_CHARS
-        or not any(c.isalpha() for c in text)
-        or bool(_MARKUP.search(text) or _BULLET.match(text))
-    )
-
-
 def is_bad_single(word: str, *, named: bool = False) -> bool:
     """A one-word candidate that is generic, a title, or a stop word.
 
@@ -126,20 +122,6 @@ def is_bad_single(word: str, *, named: bool = False) -> bool:
         return True
     is_acronym = word.isupper() and word.isalpha()
     return low in STOP_WORDS and not (named or is_acronym)
-
-
-def overlaps(a: Candidate, b: Candidate) -> bool:
-    """True when the two candidates share at least one character."""
-    return a.start < b.end and b.start < a.end
-
-
-def _span_text(text: str, start: int, end: int) -> str:
-    return " ".join(text[start:end].split())
-
-
-def _make(doc: Doc, toks: list[Token], kind: EntityKind, priority: int) -> Candidate:
-    start, end = toks[0].idx, toks[-1].idx + len(toks[-1].text)
-    return Candidate(_span_text(doc.text, start, end), kind, priority, start, end)
 
 
 def _trim(toks: list[Token]) -> list[Token]:
@@ -169,7 +151,7 @@ def ner_candidates(doc: Doc) -> Iterator[Candidate]:
             if is_vocative(toks) or _reply_opener(toks):
                 continue
             if toks and _acceptable_name(toks, named=ent.label_ == "PERSON"):
-                yield _make(doc, toks, EntityKind.PROPER, NER)
+                yield make(doc, toks, EntityKind.PROPER, NER)
 
 
 def _split_at_conjunction(toks: list[Token]) -> Iterator[list[Token]]:
@@ -193,12 +175,8 @@ def _acceptable_name(toks: list[Token], *, named: bool) -> bool:
 def _fragment_head(tok: Token) -> bool:
     """The first word of a verbless note ("Allergic to peanuts", "Lunch with Tom"): the
     NER often calls it a name, the tagger and parser know better."""
-    plain = tok.tag_ not in ("NNP", "NNPS") and not _inner_caps(tok.text)
-    return plain and tok.dep_ == "ROOT" and _sentence_initial(tok)
-
-
-def _inner_caps(word: str) -> bool:
-    return any(c.isupper() or c.isdigit() for c in word[1:])
+    plain = tok.tag_ not in ("NNP", "NNPS") and not inner_caps(tok.text)
+    return plain and tok.dep_ == "ROOT" and sentence_initial(tok)
 
 
 # ---------------------------------------------------------------- (b) identifiers
@@ -232,7 +210,7 @@ def name_candidates(doc: Doc, blocked: set[int]) -> Iterator[Candidate]:
         if is_noise(" ".join(t.text for t in toks)):
             continue
         if len(toks) > 1 or _acceptable_single_name(toks[0]):
-            yield _make(doc, toks, EntityKind.PROPER, NAME)
+            yield make(doc, toks, EntityKind.PROPER, NAME)
 
 
 def _name_runs(doc: Doc, blocked: set[int]) -> Iterator[list[Token]]:
@@ -240,7 +218,7 @@ def _name_runs(doc: Doc, blocked: set[int]) -> Iterator[list[Token]]:
     i = 0
     while i < len(doc):
         tok = doc[i]
-        if i not in blocked and _is_name_like(tok):
+        if i not in blocked and is_name_like(tok):
             run.append(tok)
         elif run and _connects(doc, i, blocked):
             run.extend(doc[i : i + _connector_len(doc, i)])
@@ -263,50 +241,23 @@ def _connects(doc: Doc, i: int, blocked: set[int]) -> bool:
     if doc[i].lower_ not in lx.NAME_CONNECTORS or doc[i].text[:1].isupper():
         return False
     nxt = i + _connector_len(doc, i)
-    return nxt < len(doc) and nxt not in blocked and _is_name_like(doc[nxt])
-
-
-def _is_name_like(tok: Token) -> bool:
-    word = tok.text
-    if not any(c.isalpha() for c in word) or tok.is_punct or lx.PLURAL_ACRONYM.match(word):
-        return False
-    if word.lower() in lx.GENERIC_ROLES or word.lower() in lx.GENERIC_SINGLES:
-        return False
-    if word[0].islower():
-        return any(c.isupper() for c in word)  # "iPhone", "macOS"
-    if not word[0].isupper():
-        return False
-    if tok.tag_ in ("NNP", "NNPS") or _inner_caps(word):
-        return True
-    return _capitalised_mid_sentence(tok) and tok.pos_ in lx.NAME_POS
-
-
-def _capitalised_mid_sentence(tok: Token) -> bool:
-    """A capitalised word in a nominal role away from a sentence start ("met Will")."""
-    return tok.dep_ in lx.NOMINAL_DEPS and not _sentence_initial(tok)
+    return nxt < len(doc) and nxt not in blocked and is_name_like(doc[nxt])
 
 
 def _reply_opener(toks: list[Token]) -> bool:
     """One word like "Glad" or "Cool" opening a sentence: chat, not a name."""
-    return len(toks) == 1 and toks[0].lower_ in REPLY_OPENERS and _sentence_initial(toks[0])
-
-
-def _sentence_initial(tok: Token) -> bool:
-    if tok.i == 0 or tok.is_sent_start:
-        return True
-    prev = tok.doc[tok.i - 1]
-    return prev.text in lx.SENTENCE_OPENERS or "\n" in prev.whitespace_
+    return len(toks) == 1 and toks[0].lower_ in REPLY_OPENERS and sentence_initial(toks[0])
 
 
 def _acceptable_single_name(tok: Token) -> bool:
     low = tok.lower_
     if low in lx.GENERIC_HEADS or (low in lx.CALENDAR_WORDS and _temporal_context(tok)):
         return False
-    plural = low.endswith("s") and not low.endswith("ss") and not _inner_caps(tok.text)
-    if plural and _sentence_initial(tok):
+    plural = low.endswith("s") and not low.endswith("ss") and not inner_caps(tok.text)
+    if plural and sentence_initial(tok):
         return False  # "Glasses need cleaning": a plural the tagger took for a name
     title_case = tok.text[0].isupper() and tok.text[1:].islower()
-    if title_case and (tok.tag_ == "NNP" or _capitalised_mid_sentence(tok)):
+    if title_case and (tok.tag_ == "NNP" or capitalised_mid_sentence(tok)):
         return not is_bad_single(tok.text, named=True)  # "May", "Will": names, not "It"
     return not is_bad_single(tok.text)
 
@@ -332,7 +283,7 @@ def quote_candidates(text: str) -> list[Candidate]:
                 start += 1
             while end > start and (text[end - 1].isspace() or text[end - 1] in ".,;:!?"):
                 end -= 1
-            inner = _span_text(text, start, end)
+            inner = span_text(text, start, end)
             if _acceptable_quote(inner):
                 out.append(Candidate(inner, EntityKind.QUOTED, QUOTE, start, end))
     return out
@@ -345,83 +296,3 @@ def _acceptable_quote(inner: str) -> bool:
     if len(words) == 1:
         return not is_bad_single(inner, named=inner[:1].isupper())
     return words[0].lower() not in lx.SPEECH_STARTS  # reported speech, not a title
-
-
-# ---------------------------------------------------------------- (e) topics
-
-
-def topic_candidates(doc: Doc, blocked: set[int], lemmatize: Lemmatize) -> Iterator[Candidate]:
-    """Specific noun compounds from noun chunks ("machine learning", "Italian food")."""
-    for chunk in doc.noun_chunks:
-        for group in _split_chunk(chunk, blocked):
-            cand = _topic(doc, group, lemmatize)
-            if cand is not None:
-                yield cand
-
-
-def _split_chunk(chunk: Iterable[Token], blocked: set[int]) -> Iterator[list[Token]]:
-    group: list[Token] = []
-    for tok in chunk:
-        joins = tok.text == "-" and group and not (tok.whitespace_ or group[-1].whitespace_)
-        breaks = tok.i in blocked or tok.tag_ == "POS" or tok.pos_ in ("CCONJ", "NUM")
-        if breaks or (tok.is_punct and not joins) or tok.is_quote:
-            yield group
-            group = []
-        else:
-            group.append(tok)
-    yield group
-
-
-def _topic(doc: Doc, group: list[Token], lemmatize: Lemmatize) -> Candidate | None:
-    while group and _lemma(group[-1], lemmatize) in lx.EMPTY_HEADS:
-        group = group[:-1]
-    if not group or group[-1].pos_ != "NOUN":
-        return None
-    head = group[-1]
-    run = _modifier_run(group)
-    words = [t for t in run if t.text != "-"]
-    if len(words) < 2 or len(words) > MAX_TOPIC_WORDS:
-        return None
-    noun_modified = any(t.pos_ in ("NOUN", "PROPN", "VERB") for t in words[:-1])
-    if _lemma(head, lemmatize) in lx.GENERIC_HEADS and not noun_modified:
-        return None  # "great time" no, "vacation time" yes
-    start, end = run[0].idx, head.idx + len(head)
-    surface = " ".join((doc.text[start : head.idx] + _singular(head, lemmatize)).split())
-    return None if is_noise(surface) else Candidate(surface, EntityKind.TOPIC, TOPIC, start, end)
-
-
-def _modifier_run(group: list[Token]) -> list[Token]:
-    """The head and the unbroken run of specific modifiers right before it."""
-    run = [group[-1]]
-    for tok in reversed(group[:-1]):
-        hyphen = tok.text == "-" and not tok.whitespace_
-        glued = not tok.whitespace_ and run[0].text == "-"
-        if not (hyphen or glued or _is_modifier(tok)):
-            break
-        run.insert(0, tok)
-    while run and run[0].text == "-":
-        run = run[1:]
-    return run
-
-
-def _is_modifier(tok: Token) -> bool:
-    low = tok.lower_
-    if low in lx.VAGUE_ADJECTIVES or tok.like_num:
-        return False
-    if tok.pos_ in ("NOUN", "PROPN", "ADJ"):
-        return True
-    return tok.tag_ in ("VBG", "VBN") and tok.dep_ in ("compound", "amod")  # "machine learning"
-
-
-def _lemma(tok: Token, lemmatize: Lemmatize) -> str:
-    return lemmatize(tok).lower() if tok.tag_ == "NNS" else str(tok.lower_)
-
-
-def _singular(head: Token, lemmatize: Lemmatize) -> str:
-    """The head noun in the singular ("neural networks" -> "neural network")."""
-    if head.tag_ != "NNS":
-        return str(head.text)
-    lemma = lemmatize(head)
-    if head.text.lower().startswith(lemma.lower()):
-        return str(head.text[: len(lemma)])
-    return lemma if head.text.islower() else str(head.text)

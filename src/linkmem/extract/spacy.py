@@ -9,15 +9,9 @@ from linkmem.errors import ConfigError
 from linkmem.extract.base import EntityKind, ExtractedEntity, normalise_key
 from linkmem.extract.lexicon import LEADING_STRIP
 from linkmem.extract.pipeline import lemmatizer_for, load_pipeline, pipeline_info, run_lock
-from linkmem.extract.rules import (
-    IDENT,
-    NER,
-    QUOTE,
-    Candidate,
-    candidates,
-    overlaps,
-    split_speaker,
-)
+from linkmem.extract.products import english_words
+from linkmem.extract.rules import candidates, split_speaker
+from linkmem.extract.spans import IDENT, NER, QUOTE, Candidate, overlaps
 
 
 class SpacyEntityExtractor:
@@ -43,6 +37,7 @@ class SpacyEntityExtractor:
         self.max_entities_per_text = max_entities_per_text
         self._nlp = load_pipeline(pipeline)
         self._lemmatize = lemmatizer_for(self._nlp)
+        self._english = english_words(self._nlp)
         self._lock = run_lock(self._nlp)
         info = pipeline_info(pipeline)
         self.description = (
@@ -88,7 +83,7 @@ class SpacyEntityExtractor:
             ]
 
     def _entities(self, doc: Any, body: str, speaker: Candidate | None) -> list[ExtractedEntity]:
-        found = resolve(candidates(doc, body, self._lemmatize))
+        found = resolve(candidates(doc, body, self._lemmatize, self._english))
         if speaker is not None:
             found = [speaker, *(c for c in found if c.key != speaker.key)]
         return [ExtractedEntity(c.text, c.kind) for c in self._cap(found)]

@@ -1,0 +1,71 @@
+"""The word lists and fallbacks behind product, software and holiday names (issue 14).
+
+The extraction table (test_extract_table.py) holds the sentences; these tests pin what the
+rules depend on: the English word list that keeps ordinary words from becoming software
+names, and how the extractor behaves when a pipeline ships no lemma tables.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from spacy.lang.en.stop_words import STOP_WORDS
+
+from linkmem.extract import SpacyEntityExtractor, load_pipeline
+from linkmem.extract import lexicon as lx
+from linkmem.extract import spacy as spacy_mod
+from linkmem.extract.products import english_words
+
+
+def _pairs(extractor: SpacyEntityExtractor, text: str) -> set[tuple[str, str]]:
+    return {(e.text, e.kind.value) for e in extractor.extract(text)}
+
+
+def test_word_lists_are_lower_case_and_small() -> None:
+    for words in (lx.HOLIDAYS, lx.SOFTWARE_NAMES, lx.SOFTWARE_FACETS, lx.OCCASION_HEADS):
+        assert all(w == w.lower() for w in words)
+    assert len(lx.SOFTWARE_NAMES) < 100
+    assert not lx.SOFTWARE_NAMES & STOP_WORDS
+
+
+@pytest.mark.slow
+def test_english_words_know_english_not_software() -> None:
+    words = english_words(load_pipeline())
+    assert {"server", "sink", "garden", "conversation", "install"} <= words
+    assert not {"redis", "traefik", "pgbouncer", "jellyfin"} & words
+
+
+@pytest.mark.slow
+def test_english_words_read_from_disk_without_a_lemmatizer() -> None:
+    nlp = load_pipeline()
+    stub = SimpleNamespace(component_names=[], path=nlp.path)
+    assert english_words(stub) == english_words(nlp)
+    assert english_words(SimpleNamespace(component_names=[], path=None)) == frozenset()
+
+
+@pytest.mark.slow
+def test_without_lemma_tables_only_listed_software_is_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(spacy_mod, "english_words", lambda nlp: frozenset())
+    extractor = SpacyEntityExtractor()
+    assert _pairs(extractor, "We set up redis on the new box.") == {("redis", "PROPER")}
+    assert _pairs(extractor, "I installed jellyfin on the old laptop.") == set()
+
+
+@pytest.mark.slow
+def test_curly_apostrophe_in_a_holiday() -> None:
+    extractor = SpacyEntityExtractor()
+    assert _pairs(extractor, "We had brunch on Mother’s Day.") == {("Mother’s Day", "PROPER")}
+
+
+@pytest.mark.slow
+def test_software_facet_topic_goes_but_other_compounds_stay() -> None:
+    extractor = SpacyEntityExtractor()
+    # "nginx server" adds nothing to "nginx"; "staging server" is a topic of its own
+    assert _pairs(extractor, "I had to install nginx on the staging server.") == {
+        ("nginx", "PROPER"),
+        ("staging server", "TOPIC"),
+    }
+    assert _pairs(extractor, "The nginx server returns a 502.") == {("nginx", "PROPER")}
