@@ -4,6 +4,7 @@ drop them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from linkmem.extract import lexicon as lx
@@ -12,6 +13,9 @@ from linkmem.extract.spans import NER, Candidate, Doc, Token, make
 
 MAX_HOLIDAY_TOKENS = 6  # "Day of the Dead", "Eid al - Fitr"
 _DATE_LABELS = ("DATE", "EVENT")
+#: The first token of each listed holiday ("mother" for "Mother's Day", "st." for "St.
+#: Patrick's Day"): only a token in this set starts a lookup.
+_FIRST_WORDS = frozenset(re.match(r"[a-z.]+", h).group(0) for h in lx.HOLIDAYS)
 
 
 def holiday_candidates(doc: Doc) -> Iterator[Candidate]:
@@ -29,7 +33,8 @@ def holiday_candidates(doc: Doc) -> Iterator[Candidate]:
 def _listed_holidays(doc: Doc) -> Iterator[list[Token]]:
     i = 0
     while i < len(doc):
-        size = _longest_listed(doc, i) if _capitalised(doc[i]) else 0
+        starts = _capitalised(doc[i]) and doc[i].lower_ in _FIRST_WORDS
+        size = _longest_listed(doc, i) if starts else 0
         if size:
             yield _without_possessive(list(doc[i : i + size]))
         i += max(size, 1)

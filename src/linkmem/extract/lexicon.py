@@ -63,7 +63,7 @@ GENERIC_HEADS: frozenset[str] = frozenset(
 OCCASION_HEADS: frozenset[str] = frozenset(
     """
     meeting meetup session schedule discussion gathering event signup sign-up
-    registration fee membership recap
+    registration fee membership recap screening rehearsal
     """.split()
 )
 
@@ -319,6 +319,7 @@ SOFTWARE_FACETS: frozenset[str] = frozenset(
     packages library client driver image images pod pods replica replicas schema query
     queries queue queues dashboard dashboards deployment deployments cli repo
     repository install installation upgrade setup binary proxy backend db database
+    version versions
     databases worker workers cache process module modules
     """.split()
 )

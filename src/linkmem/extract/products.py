@@ -28,6 +28,7 @@ Lemmatize = Callable[[Token], str]
 _PRODUCT_LABELS = frozenset({"", "ORG", "PRODUCT", "FAC", "WORK_OF_ART", "CARDINAL"})
 _MODEL_CODE = re.compile(r"^(?=.*\d)(?=.*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*$")
 _UNIT = re.compile(r"^\d+(?:[a-z]{1,3}|st|nd|rd|th)$", re.IGNORECASE)  # 3pm, 5km, 90s, 2nd
+_NOT_SOFTWARE = ("PERSON", "GPE", "DATE")
 _ENDINGS = ("ing", "ed", "es", "s", "d")
 _SOFTWARE_WORD = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 
@@ -40,15 +41,21 @@ def product_candidates(doc: Doc) -> Iterator[Candidate]:
     labelled apart ("Toyota Corolla Cross", "Canon EOS R6", "Fiat Panda 4x4")."""
     for run in _compound_runs(doc):
         toks = strip_greeting(run)
-        if len(toks) > 1 and _one_compound(toks) and _split_by_ner(toks):
+        if len(toks) < 2 or not _one_compound(toks):
+            continue
+        if _split_by_ner(toks) or not all(is_name_like(t) for t in toks):
             yield make(doc, toks, EntityKind.PROPER, NER)
 
 
 def _compound_runs(doc: Doc) -> Iterator[list[Token]]:
-    """Runs of capitalised words, each but the first may be a model code ("4x4", "S23")."""
+    """Runs of capitalised words; after the first, a model code ("4x4", "S23") or a
+    capitalised generic word ("Tesla Model Y") continues a run."""
     run: list[Token] = []
     for tok in doc:
-        if tok.ent_type_ in _PRODUCT_LABELS and (is_name_like(tok) or (run and _model_code(tok))):
+        if not run and tok.text.islower():
+            continue  # fast path: most words start no name
+        continues = run and (_model_code(tok) or (tok.tag_ == "NNP" and tok.text.istitle()))
+        if tok.ent_type_ in _PRODUCT_LABELS and (is_name_like(tok) or continues):
             run.append(tok)
         elif run:
             yield run
@@ -83,41 +90,40 @@ def software_candidates(
     doc: Doc, lemmatize: Lemmatize, english: frozenset[str]
 ) -> Iterator[Candidate]:
     """Lower-case software names: listed ones anywhere, unknown words in a software frame."""
-    for tok in doc:
-        if _software(tok, lemmatize, english):
-            yield make(doc, [tok], EntityKind.PROPER, NAME)
+    found: set[int] = set()
+    for tok in doc:  # cheap tests only here: this runs on every token
+        if tok.text in lx.SOFTWARE_NAMES:
+            if tok.ent_type_ not in _NOT_SOFTWARE:
+                found.add(tok.i)
+        elif english and tok.lower_ in lx.SOFTWARE_FACETS and tok.i > 0:
+            before = doc[tok.i - 1]  # "pgbouncer config"
+            if before.head.i == tok.i and _unknown_word(before, lemmatize, english):
+                found.add(before.i)
+        elif english and tok.dep_ == "dobj" and _software_object(tok, lemmatize):
+            if _unknown_word(tok, lemmatize, english):  # "install pgbouncer"
+                found.add(tok.i)
+    for i in sorted(found):
+        yield make(doc, [doc[i]], EntityKind.PROPER, NAME)
 
 
-def _software(tok: Token, lemmatize: Lemmatize, english: frozenset[str]) -> bool:
-    if not _SOFTWARE_WORD.match(tok.text) or tok.ent_type_ in ("PERSON", "GPE", "DATE"):
+def _unknown_word(tok: Token, lemmatize: Lemmatize, english: frozenset[str]) -> bool:
+    """A lower-case word-like token that is no English word, name or date."""
+    word = tok.text
+    if not _SOFTWARE_WORD.match(word) or len(word) < 3 or word in STOP_WORDS or tok.like_num:
         return False
-    if tok.text in lx.SOFTWARE_NAMES:
-        return True
-    if not english or len(tok.text) < 3 or tok.text in STOP_WORDS or tok.like_num:
+    if tok.ent_type_ in _NOT_SOFTWARE or word in english:
         return False
-    if tok.text in english or lemmatize(tok).lower() in english:
-        return False
-    return _facet_follows(tok) or _software_object(tok, lemmatize)
-
-
-def _facet_follows(tok: Token) -> bool:
-    doc = tok.doc
-    nxt = doc[tok.i + 1] if tok.i + 1 < len(doc) else None
-    return nxt is not None and nxt.lower_ in lx.SOFTWARE_FACETS and tok.head.i == nxt.i
+    return lemmatize(tok).lower() not in english
 
 
 def _software_object(tok: Token, lemmatize: Lemmatize) -> bool:
     head = tok.head
-    if tok.dep_ != "dobj" or head.pos_ != "VERB":
+    if head.pos_ != "VERB":
         return False
-    # the rule lemmatizer gives "instal" for "installed"; without one, strip the ending
     word = head.lower_
-    forms = {
-        lemmatize(head).lower(),
-        word,
-        *(word[: -len(e)] for e in _ENDINGS if word.endswith(e)),
-    }
-    return not forms.isdisjoint(lx.SOFTWARE_VERBS)
+    forms = {word, *(word[: -len(e)] for e in _ENDINGS if word.endswith(e))}
+    # the rule lemmatizer gives "instal" for "installed"; without one the endings do
+    return not forms.isdisjoint(lx.SOFTWARE_VERBS) or lemmatize(head) in lx.SOFTWARE_VERBS
 
 
 def facet_topic(topic: Candidate, names: list[Candidate]) -> bool:
@@ -149,13 +155,11 @@ def _read_lemma_index(nlp: Any) -> frozenset[str]:
     lookups = _lookups(nlp)
     if lookups is None or not lookups.has_table("lemma_index"):
         return frozenset()
-    words: set[str] = set()
-    for lemmas in lookups.get_table("lemma_index").values():
-        words.update(w.lower() for w in lemmas)
+    tables = [lookups.get_table("lemma_index").values()]
     if lookups.has_table("lemma_exc"):
-        for forms in lookups.get_table("lemma_exc").values():
-            words.update(w.lower() for w in forms)
-    return frozenset(words)
+        tables.append(lookups.get_table("lemma_exc").values())
+    # the tables already hold these strings: reuse them rather than copy (~9 -> ~4 MB)
+    return frozenset(w if w.islower() else w.lower() for t in tables for ws in t for w in ws)
 
 
 def _lookups(nlp: Any) -> Any:
