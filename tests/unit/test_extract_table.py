@@ -132,6 +132,10 @@ TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
     ("We deployed troops.", set()),
     ("The deployment went fine.", set()),
     ("We bought new cushions for the sofa.", set()),
+    ("I installed the app on my phone.", set()),
+    ("The vpn config keeps breaking.", {("vpn config", T)}),
+    ("The backend server crashed.", {("backend server", T)}),
+    ("She uninstalled tiktok last week.", {("tiktok", P)}),
     # ... and ordinary lower-case words in the same frames are not software
     ("I had to install a new sink in the kitchen.", set()),
     ("We restarted the conversation after dinner.", set()),

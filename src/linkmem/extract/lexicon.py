@@ -324,6 +324,19 @@ SOFTWARE_FACETS: frozenset[str] = frozenset(
     """.split()
 )
 
+#: Everyday technical nouns and acronyms that the English lemma tables do not know but that
+#: name no product ("the app config", "install the vpn", "json config").
+COMMON_TECH_WORDS: frozenset[str] = frozenset(
+    """
+    app apps smartphone smartphones login logins username usernames backend backends
+    frontend frontends api apis ios vpn dns ssl tls gpu gpus cpu cpus ssd hdd json yaml
+    toml csv xml sql css html http https url urls ui ux db dbs wifi bluetooth usb hdmi
+    emoji emojis selfie selfies vlog vlogs ebook ebooks webcam dashcam covid diy bbq saas
+    crm erp cdn os repo repos config configs localhost sdk cli gui ide infra devops prod
+    staging dev qa ci llm llms chatbot chatbots firmware middleware dataset datasets
+    """.split()
+)
+
 #: Verbs whose object, when it is an unknown lower-case word, is software ("install
 #: pgbouncer", "restarted traefik").
 SOFTWARE_VERBS: frozenset[str] = frozenset(

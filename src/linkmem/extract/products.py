@@ -111,7 +111,7 @@ def _unknown_word(tok: Token, lemmatize: Lemmatize, english: frozenset[str]) -> 
     word = tok.text
     if not _SOFTWARE_WORD.match(word) or len(word) < 3 or word in STOP_WORDS or tok.like_num:
         return False
-    if tok.ent_type_ in _NOT_SOFTWARE or word in english:
+    if tok.ent_type_ in _NOT_SOFTWARE or word in english or word in lx.COMMON_TECH_WORDS:
         return False
     return lemmatize(tok).lower() not in english
 
