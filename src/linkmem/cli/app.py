@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperGroup
 
 from linkmem import __version__
-from linkmem.components import load_in_background
+from linkmem.components import load_embedder_first
 from linkmem.errors import LinkmemError
 from linkmem.memory import Memory
 
@@ -137,8 +137,8 @@ def global_options(ctx: typer.Context) -> GlobalOptions:
 
 def open_memory(ctx: typer.Context, *, embeds: bool = False) -> Memory | RemoteMemory:
     """The ``Memory`` the global options describe (a ``RemoteMemory`` with ``--url``),
-    closed when the command ends. ``embeds``: the command will run the models, so the
-    embedder starts loading now, beside spaCy (see ``components.load_in_background``)."""
+    closed when the command ends. ``embeds``: the command will run both models, so the
+    embedder is loaded now, before spaCy (see ``components.load_embedder_first``)."""
     opts = global_options(ctx)
     if opts.url:
         from linkmem.client.remote import RemoteMemory  # httpx only for --url
@@ -146,7 +146,7 @@ def open_memory(ctx: typer.Context, *, embeds: bool = False) -> Memory | RemoteM
         return ctx.with_resource(RemoteMemory(opts.url, api_key=opts.api_key))
     memory = open_local_memory(ctx)
     if embeds:
-        load_in_background(memory.embedder)
+        load_embedder_first(memory.embedder)
     return memory
 
 
