@@ -91,6 +91,9 @@ class LazyExtractor:
     def get(self) -> EntityExtractor:
         with self._lock:
             if self._loaded is None:
+                from linkmem.extract.pipeline import import_spacy
+
+                import_spacy()  # before linkmem.extract.spacy imports it the slow way
                 from linkmem.extract.spacy import SpacyEntityExtractor
 
                 if self.pipeline is None:

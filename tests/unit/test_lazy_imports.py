@@ -62,3 +62,30 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
         _ = linkmem.no_such_name
     with pytest.raises(ImportError):
         from linkmem import no_such_name  # noqa: F401
+
+
+def test_entity_extraction_does_not_import_the_spacy_command_line() -> None:
+    pytest.importorskip("spacy")
+    code = (
+        "from linkmem.components import LazyExtractor\n"
+        "from linkmem.config import resolve_settings\n"
+        "extractor = LazyExtractor(resolve_settings(env={}))\n"
+        "assert extractor.extract_batch(['Alice flew to Paris.'])[0]\n"
+    )
+    loaded = modules_loaded_by(code)
+    assert "spacy" in loaded
+    assert loaded & {"weasel", "requests", "httpx", "jinja2"} == set()
+
+
+def test_spacy_command_line_still_works_afterwards() -> None:
+    pytest.importorskip("spacy")
+    code = (
+        "import sys\n"
+        "from linkmem.extract.pipeline import import_spacy\n"
+        "spacy = import_spacy()\n"
+        "assert 'spacy.cli' not in sys.modules and 'spacy.cli.info' not in sys.modules\n"
+        "assert spacy.info()['spacy_version'] == spacy.__version__\n"
+        "import spacy.cli\n"
+        "assert spacy.cli.info.__module__ == 'spacy.cli.info'\n"
+    )
+    assert "weasel" in modules_loaded_by(code)  # the real CLI, imported on demand
