@@ -404,7 +404,7 @@ def measure(memory: Memory, size: int, n_queries: int) -> dict[str, Any]:
     rng = random.Random(size)
     queries = make_queries(2 * n_queries + 5, seed=11)
     if memory.settings.store == "postgres":
-        scale_postgres.analyze(memory.store.db, memory.store.t)  # type: ignore[attr-defined]
+        scale_postgres.vacuum_analyze(memory.store.db, memory.store.t)  # type: ignore[attr-defined]
     memory.search(queries[-1], user_id="big")  # warm the big scope (models, caches)
     scopes = [small_scope(rng.randrange(small)) for _ in range(n_queries)] if small else []
     counts = memory.status()["store"]

@@ -41,11 +41,13 @@ def server_pss_mb(backend_pid: int) -> float | None:
         return None
 
 
-def analyze(db: Any, t: Any) -> None:
-    """Planner statistics for every table of the collection, as autovacuum keeps them in a
-    store that has been running for a while (a freshly loaded table may have none yet)."""
+def vacuum_analyze(db: Any, t: Any) -> None:
+    """Planner statistics and visibility maps for every table of the collection, as
+    autovacuum keeps them in a store that has been running for a while. Right after loading,
+    a table may have no statistics yet (the planner then scanned all links instead of using
+    their memory index) and no visibility map (each link count read the heap)."""
     for table in (t.scopes, t.mem, t.postings, t.entities, t.links):
-        db.run(f"ANALYZE {table}")
+        db.run(f"VACUUM (ANALYZE) {table}")
 
 
 @contextmanager
