@@ -10,15 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 from linkmem import validation as v
 from linkmem.components import LazyExtractor, build_embedder, build_llm, describe, infer_add
-from linkmem.config import Settings, resolve_settings
+from linkmem.config import RetrievalConfig, Settings, resolve_settings
 from linkmem.embed.base import Embedder
+from linkmem.encoding import encode_batch
 from linkmem.entities.inspect import EntityInspection
-from linkmem.entities.linker import apply_links, plan_links
+from linkmem.entities.linker import apply_links
 from linkmem.errors import EmbedderMismatch, NotFound
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import parse_filters
 from linkmem.integrity import check_store
 from linkmem.keys import KeyRing
+from linkmem.rank.calibration import CosineCalibration
 from linkmem.rank.context import contextual_vectors
 from linkmem.rank.terms import terms, terms_batch
 from linkmem.search import SearchRequest, Signals, run_search
@@ -84,6 +86,13 @@ class Memory(EntityInspection, Transfer):
         self.store: Store = open_store(self.settings, self.embedder.dim)
         self._check_embedder()
         self.keys = KeyRing(self.store)
+        self._calibration = CosineCalibration(self.store, self.embedder)
+
+    @property
+    def retrieval(self) -> RetrievalConfig:
+        """``settings.retrieval`` calibrated for this store's embedder (``linkmem.rank.
+        calibration``): what every search and write uses."""
+        return self._calibration.apply(self.settings.retrieval)
 
     def _check_embedder(self) -> None:
         stored = self.store.get_meta("embedder")
@@ -173,11 +182,10 @@ class Memory(EntityInspection, Transfer):
 
     def _write_new(self, records: list[MemoryRecord]) -> None:
         texts = [r.text for r in records]
-        config = self.settings.retrieval
-        vectors = contextual_vectors(
-            self.embedder.embed_batch(texts), config.context_window, config.context_weight
-        )
-        plan = self._plan(texts)
+        config = self.retrieval
+        encoded = encode_batch(texts, self.embedder, self.extractor, config)
+        vectors = contextual_vectors(encoded.vectors, config.context_window, config.context_weight)
+        plan = encoded.plan
         new = [NewMemory(r, vec, t) for r, vec, t in zip(records, vectors, terms_batch(texts))]
         history = [_history(r, "ADD", None, r.text, r.created_at) for r in records]
 
@@ -185,15 +193,10 @@ class Memory(EntityInspection, Transfer):
             self.store.put_memories(new)
             if plan is not None:
                 ids = [r.id for r in records]
-                apply_links(self.store, records[0].scope, ids, plan, self.settings.retrieval)
+                apply_links(self.store, records[0].scope, ids, plan, config)
             self.store.append_history(history)
 
         self.store.run_in_transaction(write)
-
-    def _plan(self, texts: list[str]):
-        if self.extractor is None:
-            return None
-        return plan_links(texts, self.extractor, self.embedder, self.settings.retrieval)
 
     def update(
         self,
@@ -216,9 +219,12 @@ class Memory(EntityInspection, Transfer):
             raise v.InvalidInput("update needs text or metadata; pass at least one")
         new_text = None if text is None else v.validate_text(text, self.settings.max_text_chars)
         new_meta = v.validate_metadata(metadata, self.settings.max_metadata_bytes)
-        with single_threaded_blas():  # the models run before the transaction, not inside it
-            vector = None if new_text is None else self.embedder.embed_batch([new_text])[0]
-            plan = None if new_text is None else self._plan([new_text])
+        encoded = None
+        if new_text is not None:
+            with single_threaded_blas():  # the models run before the transaction, not inside it
+                encoded = encode_batch([new_text], self.embedder, self.extractor, self.retrieval)
+        vector = None if encoded is None else encoded.vectors[0]
+        plan = None if encoded is None else encoded.plan
 
         def write() -> MemoryRecord:
             old = self._lock_in_scope(memory_id, scope)
@@ -231,7 +237,7 @@ class Memory(EntityInspection, Transfer):
             if changed:
                 touched = self.store.unlink_memories([old.id])
                 if plan is not None:
-                    apply_links(self.store, old.scope, [old.id], plan, self.settings.retrieval)
+                    apply_links(self.store, old.scope, [old.id], plan, self.retrieval)
                 self.store.drop_orphan_entities(touched)
             self.store.append_history(
                 [_history(old, "UPDATE", old.text, record.text, record.updated_at)]
@@ -344,9 +350,7 @@ class Memory(EntityInspection, Transfer):
         )
         extractor = self.extractor if request.signals.entities else None
         with single_threaded_blas():
-            hits = run_search(
-                request, self.store, self.embedder, extractor, self.settings.retrieval
-            )
+            hits = run_search(request, self.store, self.embedder, extractor, self.retrieval)
         return {"results": [h.to_dict(explain) for h in hits]}
 
     def get(

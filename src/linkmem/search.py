@@ -11,7 +11,8 @@ import numpy as np
 
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
-from linkmem.entities.boost import EntitySignal, entity_boosts, query_entities
+from linkmem.encoding import encode_query
+from linkmem.entities.boost import EntitySignal, entity_boosts
 from linkmem.entities.hop import hop_targets
 from linkmem.errors import InvalidInput
 from linkmem.extract.base import EntityExtractor
@@ -72,10 +73,7 @@ def run_search(
 ) -> list[Hit]:
     pool = max(config.pool_factor * request.top_k, config.pool_min)
     use_entities = request.signals.entities and extractor is not None
-    entity_texts = []
-    if use_entities and extractor is not None:
-        entity_texts = query_entities(request.query, extractor, config)
-    vectors = embedder.embed_batch([request.query, *entity_texts])  # one model call
+    vectors = encode_query(request.query, embedder, extractor if use_entities else None, config)
     vector = vectors[0]
     terms = query_terms(request.query)
     plan = _plan(request, vector, terms, vectors[1:], pool, config)

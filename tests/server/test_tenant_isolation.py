@@ -383,7 +383,8 @@ def _whoami(w: World) -> None:
 @attack("GET", "/v1/weights")
 def _weights(w: World) -> None:
     weights = w.api.ok("GET", "/v1/weights", "alice", params={"user_id": "bob"})
-    assert set(weights) == {"dense", "bm25", "max_score"}  # numbers of the config, no memory
+    # numbers of the config, no memory
+    assert set(weights) == {"cosine_scale", "dense", "bm25", "max_score"}
 
 
 @attack("GET", "/v1/export")

@@ -119,8 +119,9 @@ def test_whoami_and_weights_with_keys(client: TestClient):
     boss = client.get("/v1/whoami", headers={"Authorization": f"Bearer {admin}"}).json()
     assert (boss["role"], boss["tenant"], boss["open"]) == ("admin", None, False)
     weights = client.get("/v1/weights", headers={"Authorization": f"Bearer {alice}"}).json()
-    config = client.memory.settings.retrieval  # type: ignore[attr-defined]
+    config = client.memory.retrieval  # type: ignore[attr-defined]
     assert weights == {
+        "cosine_scale": 1.0,
         "dense": config.dense_weight,
         "bm25": config.bm25_weight,
         "max_score": config.max_score,

@@ -11,8 +11,8 @@ from linkmem.rank.calibration import (
     META_KEY,
     PROBE_TEXTS,
     REFERENCE_UNRELATED,
+    CosineCalibration,
     calibrate,
-    calibrated_config,
     calibrated_cosine,
     cosine_scale,
     raw_cosine,
@@ -79,6 +79,7 @@ def test_fusion_reads_calibrated_cosines():
 def test_the_scale_is_measured_once_per_store(tmp_path):
     class Counting(FakeEmbedder):
         calls = 0
+        cosine_scale = None  # measured, as an embedder that does not know its scale
 
         def embed_batch(self, texts):
             Counting.calls += 1
@@ -87,11 +88,43 @@ def test_the_scale_is_measured_once_per_store(tmp_path):
     embedder = Counting()
     store = SQLiteStore(tmp_path / "m.db", dim=embedder.dim)
     try:
-        first = calibrated_config(RetrievalConfig(), store, embedder)
-        again = calibrated_config(RetrievalConfig(), store, embedder)
+        first = CosineCalibration(store, embedder).apply(RetrievalConfig())
+        again = CosineCalibration(store, embedder).apply(RetrievalConfig())
         assert Counting.calls == 1 and first == again
         expected = unrelated_cosine(FakeEmbedder().embed_batch(list(PROBE_TEXTS)))
         assert first.cosine_scale == cosine_scale(expected)
         assert str(embedder.dim) in (store.get_meta(META_KEY) or "")
     finally:
         store.close()
+
+
+def test_a_memory_calibrates_on_first_use_not_on_open(tmp_path):
+    class Crowded(FakeEmbedder):
+        """Every vector shares one strong direction: unrelated texts score high, as with e5."""
+
+        cosine_scale = None
+
+        def embed_batch(self, texts):
+            rows = super().embed_batch(texts)
+            rows[:, 0] += 2.0
+            return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    from linkmem import Memory
+
+    embedder = Crowded()
+    with Memory(tmp_path / "m.db", embedder=embedder, entities=False) as memory:
+        assert embedder.batches == 0  # opening a store runs no model
+        assert memory.retrieval.cosine_scale > 2.0
+        assert memory.settings.retrieval.cosine_scale == 1.0  # the settings stay as given
+        memory.add("Max is a beagle", user_id="u")
+        hit = memory.search("Max the beagle", user_id="u", explain=True)["results"][0]
+        assert hit["score_details"]["dense"] > 0.9
+    with Memory(tmp_path / "m.db", embedder=Crowded(), entities=False) as again:
+        assert again.retrieval == memory.retrieval  # read back from the store
+
+
+def test_a_config_that_carries_a_scale_is_used_as_given(tmp_path):
+    from linkmem import Memory
+
+    with Memory(tmp_path / "m.db", embedder=FakeEmbedder(), retrieval={"cosine_scale": 3.0}) as m:
+        assert m.retrieval.cosine_scale == 3.0

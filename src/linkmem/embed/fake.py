@@ -22,6 +22,9 @@ _TOKEN = re.compile(r"\w+")
 class FakeEmbedder:
     """Hashes word tokens into ``dim`` signed buckets; rows are unit length."""
 
+    #: Not a semantic scale to calibrate: tests see its cosines as they are.
+    cosine_scale = 1.0
+
     def __init__(self, dim: int = 32) -> None:
         if dim <= 0:
             raise InvalidInput(f"FakeEmbedder dim must be positive, got {dim}.")

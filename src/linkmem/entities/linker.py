@@ -28,26 +28,48 @@ class LinkPlan:
         return not self.entities
 
 
+class EntityCollector:
+    """Gathers the entities of a batch chunk by chunk: each memory's keys (capped at
+    ``max_entities_per_memory``) and the first occurrence of each unique key."""
+
+    def __init__(self, config: RetrievalConfig) -> None:
+        self.cap = config.max_entities_per_memory
+        self.per_memory: list[list[str]] = []
+        self.entities: dict[str, ExtractedEntity] = {}
+
+    def add(self, extracted: Sequence[Sequence[ExtractedEntity]]) -> list[str]:
+        """Take one chunk's extractions (one list per text); return the keys new to the batch."""
+        new: list[str] = []
+        for entities in extracted:
+            keys = []
+            for entity in entities[: self.cap]:
+                if entity.key not in self.entities:
+                    self.entities[entity.key] = entity
+                    new.append(entity.key)
+                keys.append(entity.key)
+            self.per_memory.append(list(dict.fromkeys(keys)))
+        return new
+
+    def texts(self, keys: Sequence[str]) -> list[str]:
+        return [self.entities[k].text for k in keys]
+
+    def plan(self, vectors: dict[str, np.ndarray]) -> LinkPlan:
+        return LinkPlan(self.per_memory, self.entities, vectors)
+
+
 def plan_links(
     texts: Sequence[str],
     extractor: EntityExtractor,
     embedder: Embedder,
     config: RetrievalConfig,
 ) -> LinkPlan:
-    """Extract every text's entities in one pass and embed the unique ones in one batch."""
-    extracted = extractor.extract_batch(list(texts))
-    unique: dict[str, ExtractedEntity] = {}
-    per_memory = []
-    for entities in extracted:
-        keys = []
-        for entity in entities[: config.max_entities_per_memory]:
-            unique.setdefault(entity.key, entity)
-            keys.append(entity.key)
-        per_memory.append(list(dict.fromkeys(keys)))
-    if not unique:
-        return LinkPlan(per_memory, {}, {})
-    vectors = embedder.embed_batch([e.text for e in unique.values()])
-    return LinkPlan(per_memory, unique, dict(zip(unique, vectors)))
+    """Extract every text's entities in one pass and embed the unique ones in one batch
+    (``linkmem.encoding`` runs this beside the texts' own embedding)."""
+    collector = EntityCollector(config)
+    keys = collector.add(extractor.extract_batch(list(texts)))
+    if not keys:
+        return collector.plan({})
+    return collector.plan(dict(zip(keys, embedder.embed_batch(collector.texts(keys)))))
 
 
 def apply_links(

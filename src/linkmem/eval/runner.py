@@ -13,7 +13,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ from linkmem.eval.folds import fold_table, tune_folds
 from linkmem.eval.locomo import Conversation, Question, load_locomo
 from linkmem.eval.metrics import aggregate, counts, mean, percentile, recalls
 from linkmem.memory import Memory
-from linkmem.rank.calibration import calibrated_config
 from linkmem.search import Signals
 
 #: Ablation name -> the signals its searches use (in report order).
@@ -47,12 +46,8 @@ Progress = Callable[[str], None]
 
 
 def default_memory(path: Path) -> Memory:
-    """The default models, a SQLite store at ``path``, entity linking on, the retrieval
-    constants calibrated for the embedder's cosine scale (``linkmem.rank.calibration``)."""
-    memory = Memory(path, store="sqlite", entities=True)
-    retrieval = calibrated_config(memory.settings.retrieval, memory.store, memory.embedder)
-    memory.settings = replace(memory.settings, retrieval=retrieval)
-    return memory
+    """The default models, a SQLite store at ``path``, entity linking on."""
+    return Memory(path, store="sqlite", entities=True)
 
 
 def run_locomo(

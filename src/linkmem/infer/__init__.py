@@ -77,7 +77,7 @@ def infer_add(
     if not changes:
         return {"results": []}
     models = Models(
-        memory.embedder, memory.extractor, settings.retrieval, settings.max_metadata_bytes
+        memory.embedder, memory.extractor, memory.retrieval, settings.max_metadata_bytes
     )
     with single_threaded_blas():
         work = prepare(changes, models, {f.text: vec for f, vec in zip(facts, vectors)})

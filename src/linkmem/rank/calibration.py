@@ -16,6 +16,7 @@ MiniLM measures ``REFERENCE`` itself (scale 1: nothing changes).
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -69,6 +70,8 @@ PROBE_TEXTS: tuple[str, ...] = (
 #: Mean cosine between the ``PROBE_TEXTS`` under all-MiniLM-L6-v2 (int8 ONNX, the default
 #: embedder): the unrelated level the cosine constants of ``RetrievalConfig`` assume.
 REFERENCE_UNRELATED = 0.0523
+#: The embedder that defines the reference scale (linkmem's default).
+REFERENCE_MODEL_ID = "onnx:all-MiniLM-L6-v2-int8"
 #: A measured scale this close to 1 is the reference embedder on another runtime (fp32 vs
 #: int8 MiniLM: within 0.002): left at 1 so its scores are exactly the reference ones.
 SAME_SCALE_TOLERANCE = 0.01
@@ -137,7 +140,29 @@ def measured_scale(store: Store, embedder: Embedder) -> float:
     return cosine_scale(unrelated)
 
 
-def calibrated_config(config: RetrievalConfig, store: Store, embedder: Embedder) -> RetrievalConfig:
-    """``config`` calibrated for the store's embedder (what a ``Memory`` searches and links
-    with)."""
-    return calibrate(config, measured_scale(store, embedder))
+class CosineCalibration:
+    """One store's calibration, measured when a search or write first needs it (opening a
+    store loads no model). An embedder that knows its scale says so as ``cosine_scale``
+    (the reference MiniLM, the test embedder) and is never probed. Thread-safe: the first
+    callers wait for one measurement."""
+
+    def __init__(self, store: Store, embedder: Embedder) -> None:
+        self._store, self._embedder = store, embedder
+        known = getattr(embedder, "cosine_scale", None)
+        if embedder.model_id == REFERENCE_MODEL_ID:
+            known = 1.0  # the scale is defined by this model
+        self._scale: float | None = None if known is None else float(known)
+        self._lock = threading.Lock()
+
+    def scale(self) -> float:
+        if self._scale is None:
+            with self._lock:
+                if self._scale is None:
+                    self._scale = measured_scale(self._store, self._embedder)
+        return self._scale
+
+    def apply(self, config: RetrievalConfig) -> RetrievalConfig:
+        """``config`` calibrated; a config that already carries a scale is kept as given."""
+        if config.cosine_scale != 1.0:
+            return config
+        return calibrate(config, self.scale())

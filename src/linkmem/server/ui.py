@@ -87,8 +87,9 @@ def whoami(caller: Who) -> dict[str, Any]:
 @router.get("/v1/weights", summary="The weights that turn score_details into a score")
 def weights(memory: Mem, caller: Who) -> dict[str, float]:
     """Asks for a key (``caller``) like every ``/v1`` route, though it reveals no memory."""
-    config = memory.settings.retrieval
+    config = memory.retrieval
     return {
+        "cosine_scale": config.cosine_scale,
         "dense": config.dense_weight,
         "bm25": config.bm25_weight,
         "max_score": config.max_score,

@@ -1,15 +1,21 @@
 // A search result's score as a stacked bar: what dense, BM25, the entity boost and the
 // entity hop each added. The parts are the fused score's terms (see linkmem.rank.fusion):
-// score = (w_dense * max(dense, 0) + w_bm25 * bm25 + entity_boost + hop_boost) / max_score.
+// score = (w_dense * calibrated(dense) + w_bm25 * bm25 + entity_boost + hop_boost) / max_score,
+// calibrated(c) = max(0, 1 - (1 - c) * cosine_scale): the embedder's cosines on the scale the
+// weights assume (linkmem.rank.calibration; 1 for the default embedder).
 
 import { fmt, h, s } from "./dom.js";
 
 export const PARTS = [
-  { name: "dense", label: "dense", value: (d, w) => w.dense * Math.max(d.dense, 0) },
+  { name: "dense", label: "dense", value: (d, w) => w.dense * calibrated(d.dense, w.cosine_scale) },
   { name: "bm25", label: "BM25", value: (d, w) => w.bm25 * d.bm25 },
   { name: "entity", label: "entity boost", value: (d) => d.entity_boost },
   { name: "hop", label: "hop", value: (d) => d.hop_boost },
 ];
+
+function calibrated(cosine, scale) {
+  return scale === 1 ? Math.max(cosine, 0) : Math.max(0, 1 - (1 - cosine) * scale);
+}
 
 /** Each part's share of the score (they add up to the score unless it was capped at 1). */
 export function scoreParts(details, weights) {

@@ -1,0 +1,103 @@
+"""The models of a write, run side by side: the embedder on its ONNX threads, NER beside it.
+
+ONNX Runtime releases the GIL while it runs and spaCy spends most of its time in compiled
+code, so the entities of one chunk are extracted while the embedder works through the texts:
+a batch costs about the slower model, not the sum of both. Texts go through in chunks,
+which bounds what one model call holds (spaCy's memory zone, ONNX buffers) however large
+the batch; the entity names found in one chunk ride in the next chunk's embedding call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from linkmem.config import RetrievalConfig
+from linkmem.embed.base import Embedder
+from linkmem.entities.boost import query_entities
+from linkmem.entities.linker import EntityCollector, LinkPlan
+from linkmem.extract.base import EntityExtractor, ExtractedEntity
+
+#: Texts per model call. Small enough to bound memory and let NER start at once, large
+#: enough that each call is efficient (the ONNX embedder batches 64 texts at a time).
+CHUNK = 256
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """What the models say about a batch: one vector per text (before context blending)
+    and, with entity linking on, the batch's entities."""
+
+    vectors: np.ndarray
+    plan: LinkPlan | None
+
+
+def encode_batch(
+    texts: Sequence[str],
+    embedder: Embedder,
+    extractor: EntityExtractor | None,
+    config: RetrievalConfig,
+) -> Encoded:
+    """Embed ``texts`` and (when ``extractor`` is given) find and embed their entities."""
+    chunks = [list(texts[i : i + CHUNK]) for i in range(0, len(texts), CHUNK)]
+    if extractor is None:
+        return Encoded(_stack([embedder.embed_batch(c) for c in chunks], embedder.dim), None)
+    ner = ThreadPoolExecutor(1, thread_name_prefix="linkmem-ner")
+    try:
+        found = [ner.submit(extractor.extract_batch, chunk) for chunk in chunks]
+        return _embed_beside(chunks, found, embedder, EntityCollector(config))
+    finally:
+        ner.shutdown(wait=True, cancel_futures=True)
+
+
+def _embed_beside(
+    chunks: list[list[str]],
+    found: list[Future[list[list[ExtractedEntity]]]],
+    embedder: Embedder,
+    collector: EntityCollector,
+) -> Encoded:
+    rows: list[np.ndarray] = []
+    entity_vectors: dict[str, np.ndarray] = {}
+    waiting: list[str] = []  # entity keys found in the previous chunk, not yet embedded
+    for chunk, entities in zip(chunks, found, strict=True):
+        out = embedder.embed_batch(chunk + collector.texts(waiting))
+        rows.append(out[: len(chunk)])
+        entity_vectors.update(zip(waiting, out[len(chunk) :]))
+        waiting = collector.add(entities.result())
+    if waiting:
+        entity_vectors.update(zip(waiting, embedder.embed_batch(collector.texts(waiting))))
+    return Encoded(_stack(rows, embedder.dim), collector.plan(entity_vectors))
+
+
+def _stack(rows: list[np.ndarray], dim: int) -> np.ndarray:
+    return np.concatenate(rows) if rows else np.zeros((0, dim), dtype=np.float32)
+
+
+def encode_query(
+    query: str,
+    embedder: Embedder,
+    extractor: EntityExtractor | None,
+    config: RetrievalConfig,
+) -> np.ndarray:
+    """The query's vector (row 0) and its entities' vectors (the rest, at most
+    ``max_query_entities``): the entities are found and embedded beside the query's own
+    embedding."""
+    if extractor is None:
+        return embedder.embed_batch([query])
+    side = ThreadPoolExecutor(1, thread_name_prefix="linkmem-ner")
+    try:
+        names = side.submit(_entity_vectors, query, embedder, extractor, config)
+        vector = embedder.embed_batch([query])
+        return np.concatenate([vector, names.result()])
+    finally:
+        side.shutdown(wait=True, cancel_futures=True)
+
+
+def _entity_vectors(
+    query: str, embedder: Embedder, extractor: EntityExtractor, config: RetrievalConfig
+) -> np.ndarray:
+    texts = query_entities(query, extractor, config)
+    return embedder.embed_batch(texts) if texts else np.zeros((0, embedder.dim), np.float32)
