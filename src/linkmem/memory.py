@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,13 +21,14 @@ from linkmem.keys import KeyRing
 from linkmem.rank.calibration import CosineCalibration
 from linkmem.rank.context import contextual_vectors
 from linkmem.rank.terms import terms, terms_batch
+from linkmem.records import history_event, new_records, now, updated_record
 from linkmem.search import SearchRequest, Signals, run_search
 from linkmem.store.base import NewMemory, Store
 from linkmem.store.registry import open_store
 from linkmem.tenancy import Tenant, TenantMemory
 from linkmem.threads import single_threaded_blas
 from linkmem.transfer import Transfer
-from linkmem.types import HistoryEvent, MemoryRecord, Scope
+from linkmem.types import MemoryRecord, Scope
 
 if TYPE_CHECKING:
     from linkmem.infer import ChatClient
@@ -37,24 +36,10 @@ if TYPE_CHECKING:
 Result = dict[str, Any]
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 def _in_scope(found: list[MemoryRecord], memory_id: str, scope: Scope) -> MemoryRecord:
     if not found or not scope.contains(found[0].scope):
         raise NotFound(f"no memory with id {v.shown(memory_id)} in this scope; check the id")
     return found[0]
-
-
-def _history(
-    record: MemoryRecord,
-    event: str,
-    old_text: str | None,
-    new_text: str | None,
-    at: str,
-) -> HistoryEvent:
-    return HistoryEvent(record.id, event, old_text, new_text, at, record.role, record.actor_id)
 
 
 class Memory(EntityInspection, Transfer):
@@ -147,38 +132,12 @@ class Memory(EntityInspection, Transfer):
         metas = v.validate_metadata_list(metadata, len(items))
         if infer:
             return infer_add(self, items, metas, scope)
-        records = self._new_records(items, metas, scope)
+        records = new_records(
+            items, metas, scope, self.settings.max_text_chars, self.settings.max_metadata_bytes
+        )
         with single_threaded_blas():
             self._write_new(records)
         return {"results": [{**r.to_dict(), "event": "ADD"} for r in records]}
-
-    def _new_records(
-        self, items: Sequence[Any], metas: list[Any], scope: Scope
-    ) -> list[MemoryRecord]:
-        max_chars, max_bytes = self.settings.max_text_chars, self.settings.max_metadata_bytes
-        parsed = [
-            (v.normalise_messages(i, max_chars), v.validate_metadata(m, max_bytes))
-            for i, m in zip(items, metas)
-        ]
-        start = _now()
-        records = []
-        for messages, meta in parsed:
-            for message in messages:
-                # Distinct microseconds keep the order of one batch in "newest first" listings.
-                at = (start + timedelta(microseconds=len(records))).isoformat()
-                records.append(
-                    MemoryRecord(
-                        str(uuid.uuid4()),
-                        message.content,
-                        scope,
-                        meta,
-                        at,
-                        at,
-                        message.role,
-                        message.name,
-                    )
-                )
-        return records
 
     def _write_new(self, records: list[MemoryRecord]) -> None:
         texts = [r.text for r in records]
@@ -187,7 +146,7 @@ class Memory(EntityInspection, Transfer):
         vectors = contextual_vectors(encoded.vectors, config.context_window, config.context_weight)
         plan = encoded.plan
         new = [NewMemory(r, vec, t) for r, vec, t in zip(records, vectors, terms_batch(texts))]
-        history = [_history(r, "ADD", None, r.text, r.created_at) for r in records]
+        history = [history_event(r, "ADD", None, r.text, r.created_at) for r in records]
 
         def write() -> None:
             self.store.put_memories(new)
@@ -228,7 +187,7 @@ class Memory(EntityInspection, Transfer):
 
         def write() -> MemoryRecord:
             old = self._lock_in_scope(memory_id, scope)
-            record = self._updated_record(old, new_text, new_meta)
+            record = updated_record(old, new_text, new_meta)
             v.validate_metadata(record.metadata, self.settings.max_metadata_bytes)  # merged
             changed = record.text != old.text
             self.store.update_memory(
@@ -240,27 +199,12 @@ class Memory(EntityInspection, Transfer):
                     apply_links(self.store, old.scope, [old.id], plan, self.retrieval)
                 self.store.drop_orphan_entities(touched)
             self.store.append_history(
-                [_history(old, "UPDATE", old.text, record.text, record.updated_at)]
+                [history_event(old, "UPDATE", old.text, record.text, record.updated_at)]
             )
             return record
 
         record = self.store.run_in_transaction(write)
         return {"results": [{**record.to_dict(), "event": "UPDATE"}]}
-
-    @staticmethod
-    def _updated_record(
-        old: MemoryRecord, text: str | None, metadata: dict[str, Any]
-    ) -> MemoryRecord:
-        return MemoryRecord(
-            old.id,
-            old.text if text is None else text,
-            old.scope,
-            {**old.metadata, **metadata},
-            old.created_at,
-            _now().isoformat(),
-            old.role,
-            old.actor_id,
-        )
 
     def delete(
         self, memory_id: str, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
@@ -308,12 +252,14 @@ class Memory(EntityInspection, Transfer):
 
     def _delete_records(self, records: list[MemoryRecord]) -> None:
         ids = [r.id for r in records]
-        at = _now().isoformat()
+        at = now().isoformat()
         with self.store.transaction():
             touched = self.store.unlink_memories(ids)
             self.store.delete_memories(ids)
             self.store.drop_orphan_entities(touched)
-            self.store.append_history([_history(r, "DELETE", r.text, None, at) for r in records])
+            self.store.append_history(
+                [history_event(r, "DELETE", r.text, None, at) for r in records]
+            )
 
     def reset(self) -> Result:
         """Delete everything in this collection: memories, entities, links and history."""

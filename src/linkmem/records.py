@@ -1,0 +1,67 @@
+"""The records a write creates: new memories, an updated one, and their history events."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from linkmem import validation as v
+from linkmem.types import HistoryEvent, MemoryRecord, Scope
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def history_event(
+    record: MemoryRecord,
+    event: str,
+    old_text: str | None,
+    new_text: str | None,
+    at: str,
+) -> HistoryEvent:
+    return HistoryEvent(record.id, event, old_text, new_text, at, record.role, record.actor_id)
+
+
+def new_records(
+    items: Sequence[Any], metas: list[Any], scope: Scope, max_chars: int, max_bytes: int
+) -> list[MemoryRecord]:
+    """One record per non-system message of each item, in order, with distinct times."""
+    parsed = [
+        (v.normalise_messages(i, max_chars), v.validate_metadata(m, max_bytes))
+        for i, m in zip(items, metas)
+    ]
+    start = now()
+    records = []
+    for messages, meta in parsed:
+        for message in messages:
+            # Distinct microseconds keep the order of one batch in "newest first" listings.
+            at = (start + timedelta(microseconds=len(records))).isoformat()
+            records.append(
+                MemoryRecord(
+                    str(uuid.uuid4()),
+                    message.content,
+                    scope,
+                    meta,
+                    at,
+                    at,
+                    message.role,
+                    message.name,
+                )
+            )
+    return records
+
+
+def updated_record(old: MemoryRecord, text: str | None, metadata: dict[str, Any]) -> MemoryRecord:
+    return MemoryRecord(
+        old.id,
+        old.text if text is None else text,
+        old.scope,
+        {**old.metadata, **metadata},
+        old.created_at,
+        now().isoformat(),
+        old.role,
+        old.actor_id,
+    )
