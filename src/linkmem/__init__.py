@@ -24,6 +24,7 @@ from linkmem.errors import (
     TooLarge,
     Unauthorized,
 )
+from linkmem.lazy import load_lazy
 from linkmem.types import EntityRecord, HistoryEvent, Hit, MemoryRecord, Scope, ScoreParts
 
 if TYPE_CHECKING:
@@ -44,14 +45,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'linkmem' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return load_lazy("linkmem", _LAZY, globals(), name)
 
 
 def __dir__() -> list[str]:

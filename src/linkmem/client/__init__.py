@@ -7,6 +7,8 @@ Each is imported on first use, so ``RemoteMemory`` does not pull in asyncio and 
 
 from typing import TYPE_CHECKING, Any
 
+from linkmem.lazy import load_lazy
+
 if TYPE_CHECKING:
     from linkmem.client.aio import AsyncMemory, AsyncRemoteMemory
     from linkmem.client.remote import RemoteMemory
@@ -21,11 +23,4 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'linkmem.client' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+    return load_lazy("linkmem.client", _LAZY, globals(), name)
