@@ -1,0 +1,268 @@
+"""Replay the fused ranking offline under variants of the keyword signal and of fusion.
+
+    python benchmarks/fusion_replay.py --data benchmarks/results/synthetic-conversations.json \
+        --signals /tmp/synth-signals.pkl --out /tmp/synth-replay.json
+
+Builds the store as ``linkmem eval locomo`` does (one memory per turn, one ``add_batch`` and
+scope per conversation, default models) and searches every question with the full system and
+``top_k`` = the conversation's size, so every memory of the scope is a candidate. The signals
+``fuse_all`` receives (cosine, raw BM25, entity boost, hop) are kept per memory (cached in
+``--signals``). Each variant then re-scores every memory from those signals and the turns'
+text: BM25 is recomputed with ``linkmem.rank.bm25``'s formula over documents expanded with
+their neighbour turns (BM25F-like: neighbours' term counts and lengths at ``weight``), or
+scaled by the query-term coverage, and fused as ``rank.fusion.fuse`` does. The baseline
+replays the real ranking exactly (same recall as ``linkmem eval locomo``); a variant is exact
+but for the candidate pool (every memory here, the pool of a real search is smaller) and the
+hop targets (those of the default ranking).
+
+Prints and writes, per variant, recall@10 / @25 of categories 1-4, multi-hop @10 and recall@10
+per conversation (the leave-one-out folds: constants are fixed, so a held-out fold's score is
+its conversation's), with the dense-only ranking as reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import pickle
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import linkmem.search as search_module
+from linkmem import Memory
+from linkmem.config import RetrievalConfig
+from linkmem.eval.locomo import load_locomo
+from linkmem.rank.bm25 import K1, B
+from linkmem.rank.terms import query_terms, terms
+
+CONFIG = RetrievalConfig()
+
+
+def dump_signals(data: Path, out: Path) -> None:
+    """Search every question with all memories as candidates; keep what fusion received."""
+    captured: dict[str, Any] = {}
+    real_fuse_all = search_module.fuse_all
+
+    def spy(candidates, dense, bm25_raw, n_terms, boosts, config, hops=None):  # noqa: ANN001
+        captured["args"] = (dict(dense), dict(bm25_raw), n_terms, dict(boosts), dict(hops or {}))
+        return real_fuse_all(candidates, dense, bm25_raw, n_terms, boosts, config, hops)
+
+    search_module.fuse_all = spy
+    conversations = []
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = Memory(Path(tmp) / "replay.db", store="sqlite", entities=True)
+        try:
+            for conv in load_locomo(data):
+                texts = [t.memory_text for t in conv.turns]
+                metadata = [t.metadata for t in conv.turns]
+                added = memory.add_batch(texts, user_id=conv.sample_id, metadata=metadata)
+                questions = []
+                for q in conv.questions:
+                    if not q.evidence:
+                        continue
+                    memory.search(q.question, user_id=conv.sample_id, top_k=len(texts))
+                    dense, bm25, n_terms, boosts, hops = captured["args"]
+                    questions.append(
+                        {"question": q.question, "category": q.category,
+                         "evidence": list(q.evidence), "dense": dense, "bm25": bm25,
+                         "n_terms": n_terms, "boosts": boosts, "hops": hops}
+                    )  # fmt: skip
+                conversations.append(
+                    {"sample_id": conv.sample_id, "ids": [r["id"] for r in added["results"]],
+                     "dia": [m["dia_id"] for m in metadata], "texts": texts,
+                     "questions": questions}
+                )  # fmt: skip
+        finally:
+            memory.close()
+            search_module.fuse_all = real_fuse_all
+    out.write_bytes(pickle.dumps({"convs": conversations}))
+
+
+@dataclass
+class Question:
+    text: str
+    category: int
+    evidence: np.ndarray  # bool per memory
+    dense: np.ndarray
+    bm25: np.ndarray
+    n_terms: int
+    boost: np.ndarray
+    hop: np.ndarray
+    terms: list[str]
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    counts: list[Counter[str]]
+    lengths: np.ndarray
+    questions: list[Question] = field(default_factory=list)
+
+
+def load_signals(path: Path) -> list[Conversation]:
+    out = []
+    for c in pickle.loads(path.read_bytes())["convs"]:
+        row = {mid: i for i, mid in enumerate(c["ids"])}
+        counts = [Counter(terms(t)) for t in c["texts"]]
+        conv = Conversation(c["sample_id"], counts, np.array([sum(x.values()) for x in counts]))
+        for q in c["questions"]:
+            conv.questions.append(
+                Question(
+                    q["question"],
+                    q["category"],
+                    np.isin(np.array(c["dia"]), q["evidence"]),
+                    _array(row, q["dense"]),
+                    _array(row, q["bm25"]),
+                    q["n_terms"],
+                    _array(row, {m: v for m, (v, _) in q["boosts"].items()}),
+                    _array(row, dict.fromkeys(q["hops"], 1.0)) > 0,
+                    list(dict.fromkeys(query_terms(q["question"]))),
+                )
+            )
+        out.append(conv)
+    return out
+
+
+def _array(row: dict[str, int], values: dict[str, float]) -> np.ndarray:
+    out = np.zeros(len(row))
+    for mid, value in values.items():
+        if mid in row:
+            out[row[mid]] = value
+    return out
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way to score: keyword expansion, coverage, squash constants, signal weights."""
+
+    window: int = 0  # neighbour turns on each side whose words a document carries
+    weight: float = 0.0  # their term counts and lengths count this much
+    coverage_power: float = 0.0  # BM25 part times (IDF share of query terms matched) ** power
+    steepness: float = CONFIG.bm25_steepness
+    midpoint_base: float = CONFIG.bm25_midpoint_base
+    midpoint_per_term: float = CONFIG.bm25_midpoint_per_term
+    entity_scale: float = 1.0  # entity boost and hop times this (0: dense+bm25)
+    keyword: bool = True
+
+
+def expanded_bm25(conv: Conversation, q: Question, v: Variant) -> tuple[np.ndarray, np.ndarray]:
+    """Per memory and query term, BM25 (``rank.bm25``'s formula) of the expanded documents."""
+    n = len(conv.counts)
+    tf = np.array([[c.get(t, 0) for t in q.terms] for c in conv.counts], float).reshape(n, -1)
+    lengths = conv.lengths.astype(float)
+    if v.window and v.weight:
+        near_tf, near_len = np.zeros_like(tf), np.zeros(n)
+        for off in range(1, v.window + 1):
+            near_tf[off:] += tf[:-off]
+            near_tf[:-off] += tf[off:]
+            near_len[off:] += lengths[:-off]
+            near_len[:-off] += lengths[off:]
+        tf, lengths = tf + v.weight * near_tf, lengths + v.weight * near_len
+    df = (tf > 0).sum(0)
+    idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    norm = K1 * (1 - B + B * lengths / lengths.mean())
+    return idf * tf * (K1 + 1) / (tf + norm[:, None]), idf
+
+
+def score(conv: Conversation, q: Question, v: Variant) -> np.ndarray:
+    cosine = np.maximum(q.dense, 0.0)
+    keyword = np.zeros_like(cosine)
+    if v.keyword:
+        raw, coverage = q.bm25, np.ones_like(cosine)
+        if v.window or v.coverage_power:
+            per_term, idf = expanded_bm25(conv, q, v)
+            raw = per_term.sum(1)
+            coverage = ((per_term > 0) * idf).sum(1) / max(float(idf.sum()), 1e-12)
+        keyword = _squash(raw, q.n_terms, v) * coverage**v.coverage_power
+    hop = np.where(q.hop, CONFIG.hop_weight * cosine, 0.0)
+    total = CONFIG.dense_weight * cosine + CONFIG.bm25_weight * keyword
+    return total + v.entity_scale * (q.boost + hop)
+
+
+def _squash(raw: np.ndarray, n_terms: int, v: Variant) -> np.ndarray:
+    n = max(1, n_terms)
+    midpoint = v.midpoint_base + v.midpoint_per_term * min(n, CONFIG.bm25_midpoint_cap)
+    slope = v.steepness / math.sqrt(n)
+    return np.where(raw > 0, 1.0 / (1.0 + np.exp(-slope * (raw - midpoint))), 0.0)
+
+
+Scorer = Callable[[Conversation, Question], np.ndarray]
+
+
+def recalls(convs: list[Conversation], scorer: Scorer) -> dict[str, Any]:
+    rows = []
+    for conv in convs:
+        for q in conv.questions:
+            order = np.argsort(-scorer(conv, q), kind="stable")
+            hit = q.evidence[order]
+            total = max(int(q.evidence.sum()), 1)
+            rows.append(
+                (conv.sample_id, q.category, hit[:10].sum() / total, hit[:25].sum() / total)
+            )
+
+    def mean(selected: list[tuple]) -> float:
+        return round(float(np.mean(selected)), 3) if selected else float("nan")
+
+    main = [r for r in rows if r[1] in (1, 2, 3, 4)]
+    folds = {s: mean([r[2] for r in main if r[0] == s]) for s in dict.fromkeys(r[0] for r in rows)}
+    return {
+        "1-4@10": mean([r[2] for r in main]),
+        "1-4@25": mean([r[3] for r in main]),
+        "multi-hop@10": mean([r[2] for r in rows if r[1] == 1]),
+        "folds@10": folds,
+        "worst_fold@10": min(folds.values()),
+    }
+
+
+VARIANTS: dict[str, Variant] = {
+    "full (default)": Variant(),
+    "dense+bm25 (default)": Variant(entity_scale=0.0),
+    "full without BM25 (replay)": Variant(keyword=False),
+    "coverage^1": Variant(coverage_power=1.0),
+    "coverage^2": Variant(coverage_power=2.0),
+    "squash steepness 0.7": Variant(steepness=0.7),
+    "squash midpoint base 2": Variant(midpoint_base=2.0),
+    "entities x0.5": Variant(entity_scale=0.5),
+    "neighbours w1 x0.3": Variant(window=1, weight=0.3),
+    "neighbours w2 x0.3": Variant(window=2, weight=0.3),
+    "neighbours w2 x0.5": Variant(window=2, weight=0.5),
+    "neighbours w2 x0.5, dense+bm25": Variant(window=2, weight=0.5, entity_scale=0.0),
+    "neighbours w2 x0.5, steepness 0.7": Variant(window=2, weight=0.5, steepness=0.7),
+    "neighbours w2 x0.5, steepness 0.7, entities x0.5": Variant(
+        window=2, weight=0.5, steepness=0.7, entity_scale=0.5
+    ),
+    "neighbours w2 x0.5, coverage^1": Variant(window=2, weight=0.5, coverage_power=1.0),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, required=True, help="a LoCoMo-format JSON file")
+    parser.add_argument("--signals", type=Path, required=True, help="cache of the signals")
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    if not args.signals.is_file():
+        dump_signals(args.data, args.signals)
+    convs = load_signals(args.signals)
+    results = {"dense": recalls(convs, lambda _c, q: np.maximum(q.dense, 0.0))}
+    results |= {
+        name: recalls(convs, lambda c, q, v=v: score(c, q, v)) for name, v in VARIANTS.items()
+    }
+    for name, r in results.items():
+        folds = " ".join(f"{x:.3f}" for x in r["folds@10"].values())
+        print(
+            f"{name:52s} {r['1-4@10']:.3f} / {r['1-4@25']:.3f}  multi-hop {r['multi-hop@10']:.3f}"
+            f"  worst {r['worst_fold@10']:.3f}  folds {folds}"
+        )
+    args.out.write_text(json.dumps({"data": str(args.data), "variants": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
