@@ -10,7 +10,7 @@ the batch; the entity names found in one chunk ride in the next chunk's embeddin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +20,7 @@ from linkmem.embed.base import Embedder
 from linkmem.entities.boost import query_entities
 from linkmem.entities.linker import EntityCollector, LinkPlan
 from linkmem.extract.base import EntityExtractor, ExtractedEntity
+from linkmem.side_threads import side_pool
 
 #: Texts per model call. Small enough to bound memory and let NER start at once, large
 #: enough that each call is efficient (the ONNX embedder batches 64 texts at a time).
@@ -87,13 +88,13 @@ def encode_query(
     embedding."""
     if extractor is None:
         return embedder.embed_batch([query])
-    side = ThreadPoolExecutor(1, thread_name_prefix="linkmem-ner")
+    names = side_pool().submit(_entity_vectors, query, embedder, extractor, config)
     try:
-        names = side.submit(_entity_vectors, query, embedder, extractor, config)
         vector = embedder.embed_batch([query])
-        return np.concatenate([vector, names.result()])
-    finally:
-        side.shutdown(wait=True, cancel_futures=True)
+    except BaseException:
+        wait([names])  # never leave the side job running after the call
+        raise
+    return np.concatenate([vector, names.result()])
 
 
 def _entity_vectors(

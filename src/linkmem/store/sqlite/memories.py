@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,17 @@ _MEMORY_COLUMNS = (
     "m.id, m.text, m.metadata, m.created_at, m.updated_at, m.role, m.actor_id, "
     "s.user_id, s.agent_id, s.run_id"
 )
+
+
+@dataclass(frozen=True)
+class KeywordStats:
+    """A scope's BM25 statistics for one query's terms; ``postings``: how many postings
+    those terms have in the scope (what scoring every matching memory reads)."""
+
+    idfs: dict[str, float]
+    avg_len: float
+    n_docs: int
+    postings: int
 
 
 def record_from_row(row: Sequence[Any]) -> MemoryRecord:
@@ -319,6 +331,11 @@ class MemoryTables:
         terms = list(dict.fromkeys(terms))
         if not terms or (ids is not None and not ids):
             return []
+        stats = self.keyword_stats(terms, scope)
+        return self.keyword_scores(stats, scope, k, filters, ids) if stats else []
+
+    def keyword_stats(self, terms: Sequence[str], scope: Scope) -> KeywordStats | None:
+        """What BM25 needs to know about the scope for ``terms`` (unique); None: empty scope."""
         scope_sql, scope_args = scope_where(scope)
         n_docs, total_len = self.db.rows(
             f"SELECT coalesce(sum(n_docs), 0), coalesce(sum(total_len), 0) "
@@ -326,17 +343,7 @@ class MemoryTables:
             scope_args,
         )[0]
         if not n_docs:
-            return []
-        idfs = self._idfs(terms, scope_sql, scope_args, n_docs)
-        found: list[tuple[str, float]] = []
-        for chunk in iter_chunks(list(ids), CHUNK) if ids is not None else [None]:
-            found += self._bm25_rows(idfs, total_len / n_docs, scope, filters, chunk, k)
-        found.sort(key=lambda item: (-item[1], item[0]))
-        return found[:k]
-
-    def _idfs(
-        self, terms: list[str], scope_sql: str, scope_args: list[Any], n_docs: int
-    ) -> dict[str, float]:
+            return None
         rows = self.db.rows(
             f"SELECT p.term, count(*) FROM {self.c}_postings p WHERE p.term IN "
             f"({placeholders(len(terms))}) AND p.scope_id IN "
@@ -344,7 +351,23 @@ class MemoryTables:
             [*terms, *scope_args],
         )
         df = dict(rows)
-        return {t: bm25.idf(n_docs, df.get(t, 0)) for t in terms}
+        idfs = {t: bm25.idf(n_docs, df.get(t, 0)) for t in terms}
+        return KeywordStats(idfs, total_len / n_docs, n_docs, sum(df.values()))
+
+    def keyword_scores(
+        self,
+        stats: KeywordStats,
+        scope: Scope,
+        k: int,
+        filters: Node | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """``keyword_search`` with the scope's statistics already read."""
+        found: list[tuple[str, float]] = []
+        for chunk in iter_chunks(list(ids), CHUNK) if ids is not None else [None]:
+            found += self._bm25_rows(stats.idfs, stats.avg_len, scope, filters, chunk, k)
+        found.sort(key=lambda item: (-item[1], item[0]))
+        return found[:k]
 
     def _bm25_rows(
         self,

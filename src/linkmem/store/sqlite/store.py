@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TypeVar
 
 from linkmem.store.base import Capabilities, StoreInfo
+from linkmem.store.prefetch import SearchPlan
 from linkmem.store.sqlite import schema
 from linkmem.store.sqlite.audit import AuditTables
 from linkmem.store.sqlite.connection import Connection, check_collection
@@ -15,6 +16,7 @@ from linkmem.store.sqlite.driver import sqlite3
 from linkmem.store.sqlite.entities import EntityTables
 from linkmem.store.sqlite.keys import KeyTables
 from linkmem.store.sqlite.memories import MemoryTables
+from linkmem.store.sqlite.search_reads import SearchReads, search_reads
 from linkmem.store.sqlite.transfer import TransferTables
 from linkmem.store.vectors import DEFAULT_CACHE_BYTES
 from linkmem.types import HistoryEvent
@@ -56,6 +58,10 @@ class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables, KeyTa
 
     def close(self) -> None:
         self.db.close()
+
+    def search_reads(self, plan: SearchPlan) -> AbstractContextManager[SearchReads]:
+        """A view answering one search's reads (``linkmem.store.prefetch``)."""
+        return search_reads(self, plan)
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -1,0 +1,75 @@
+"""The reads of one search on SQLite (``linkmem.store.prefetch``): the query's BM25 statistics
+are read once, and when the query's terms have few postings in the scope, every matching
+memory is scored in one pass, so completing the BM25 of hundreds of candidates is a lookup.
+Every other read goes to the store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from linkmem.filters import Node
+from linkmem.store.prefetch import SearchPlan
+from linkmem.store.sqlite.memories import KeywordStats
+from linkmem.types import Scope
+
+Ranked = list[tuple[str, float]]
+
+#: Score every matching memory at once when that reads at most this many postings per
+#: candidate asked for; beyond it (common terms in a big scope) only the candidates are scored.
+POSTINGS_PER_CANDIDATE = 4
+
+
+@contextmanager
+def search_reads(store: Any, plan: SearchPlan) -> Iterator[SearchReads]:
+    yield SearchReads(store, plan)
+
+
+class SearchReads:
+    """A store view for one search; answers are the plain store's, up to float rounding."""
+
+    def __init__(self, store: Any, plan: SearchPlan) -> None:
+        self._store = store
+        self._plan = plan
+        self._terms = list(dict.fromkeys(plan.terms))
+        self._stats: KeywordStats | None = None
+        self._stats_read = False
+        self._all: dict[str, float] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def keyword_search(
+        self,
+        terms: Sequence[str],
+        scope: Scope,
+        k: int,
+        filters: Node | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> Ranked:
+        plan = self._plan
+        if list(terms) != plan.terms or scope != plan.scope or filters is not plan.filters:
+            return self._store.keyword_search(terms, scope, k, filters, ids)
+        stats = self._keyword_stats()
+        if stats is None or not self._terms or (ids is not None and not ids) or k <= 0:
+            return []
+        if ids is None or stats.postings > POSTINGS_PER_CANDIDATE * len(ids):
+            return self._store.keyword_scores(stats, scope, k, filters, ids)
+        scores = self._all_scores(stats)
+        found = [(mid, scores[mid]) for mid in dict.fromkeys(ids) if mid in scores]
+        found.sort(key=lambda item: (-item[1], item[0]))
+        return found[:k]
+
+    def _keyword_stats(self) -> KeywordStats | None:
+        if not self._stats_read:
+            self._stats = self._store.keyword_stats(self._terms, self._plan.scope)
+            self._stats_read = True
+        return self._stats
+
+    def _all_scores(self, stats: KeywordStats) -> dict[str, float]:
+        if self._all is None:
+            plan = self._plan
+            ranked = self._store.keyword_scores(stats, plan.scope, stats.n_docs, plan.filters)
+            self._all = dict(ranked)
+        return self._all
