@@ -17,7 +17,7 @@ from linkmem.entities.hop import hop_targets
 from linkmem.errors import InvalidInput
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import Node
-from linkmem.rank.fusion import fuse_all
+from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_all
 from linkmem.rank.terms import query_terms
 from linkmem.store.base import Store
 from linkmem.store.prefetch import SearchPlan
@@ -138,10 +138,10 @@ def _search(
         if hops:
             scored = scores.fuse(candidates | set(hops), entities.boosts, hops)
     if request.threshold is not None:
-        scored = [(mid, p) for mid, p in scored if p.score >= request.threshold]
+        scored = [(mid, score) for mid, score in scored if score >= request.threshold]
     scored = scored[: request.top_k]
     records = {r.id: r for r in store.get_memories([mid for mid, _ in scored])}
-    return [Hit(records[mid], parts.score, parts) for mid, parts in scored if mid in records]
+    return [Hit(records[mid], score, scores.parts(mid)) for mid, score in scored if mid in records]
 
 
 @dataclass
@@ -156,18 +156,34 @@ class _Scores:
     dense: dict[str, float] = field(default_factory=dict)
     keyword: dict[str, float] = field(default_factory=dict)
 
+    boosts: dict[str, tuple[float, str]] = field(default_factory=dict)
+    hops: dict[str, str] = field(default_factory=dict)
+
     def fuse(
         self,
         candidates: set[str],
         boosts: dict[str, tuple[float, str]],
         hops: dict[str, str] | None = None,
-    ) -> list[tuple[str, ScoreParts]]:
+    ) -> Ranked:
+        """Every candidate's fused score, best first."""
         _complete_dense(self.request, self.store, self.vector, candidates, self.dense)
         _complete_keyword(self.request, self.store, self.terms, candidates, self.keyword)
         eligible = [c for c in candidates if c in self.dense]  # dense scoring checked scope+filters
-        dense = self.dense if self.request.signals.dense else {}
+        self.boosts, self.hops = boosts, hops or {}
         n_terms = len(self.terms)
-        return fuse_all(eligible, dense, self.keyword, n_terms, boosts, self.config, hops)
+        return fuse_all(eligible, self._dense(), self.keyword, n_terms, boosts, self.config, hops)
+
+    def parts(self, memory_id: str) -> ScoreParts:
+        """The parts of one result's score, as the last ``fuse`` computed it."""
+        return Fusion(len(self.terms), self.config).parts(
+            self._dense().get(memory_id, 0.0),
+            self.keyword.get(memory_id, 0.0),
+            self.boosts.get(memory_id, NO_BOOST),
+            self.hops.get(memory_id),
+        )
+
+    def _dense(self) -> dict[str, float]:
+        return self.dense if self.request.signals.dense else {}
 
 
 def _dense(request: SearchRequest, store: Store, vector: np.ndarray, pool: int) -> Ranked:

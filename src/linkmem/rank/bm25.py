@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 #: Term-frequency saturation and length normalisation: the standard Okapi values, used by
 #: every backend's keyword index (they are properties of the index, not of one query).
@@ -45,9 +45,20 @@ def squash(
 ) -> float:
     """Map a raw BM25 score to 0..1 with a sigmoid whose midpoint and steepness follow the
     number of query terms; 0 stays 0 (no keyword match means no keyword score)."""
-    if raw <= 0.0:
-        return 0.0
+    return squasher(n_terms, midpoint_base, per_term, cap, steepness)(raw)
+
+
+def squasher(
+    n_terms: int, midpoint_base: float, per_term: float, cap: int, steepness: float
+) -> Callable[[float], float]:
+    """``squash`` for one query's number of terms: its sigmoid set up once for every result."""
     n = max(1, n_terms)
     midpoint = midpoint_base + per_term * min(n, cap)
     slope = steepness / math.sqrt(n)
-    return 1.0 / (1.0 + math.exp(-slope * (raw - midpoint)))
+
+    def sigmoid(raw: float) -> float:
+        if raw <= 0.0:
+            return 0.0
+        return 1.0 / (1.0 + math.exp(-slope * (raw - midpoint)))
+
+    return sigmoid

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from linkmem.config import RetrievalConfig
-from linkmem.rank.bm25 import squash
+from linkmem.rank.bm25 import squasher
 from linkmem.rank.calibration import calibrated_cosine
 from linkmem.types import ScoreParts
 
@@ -72,19 +72,46 @@ def fuse(
     """One result's score parts; ``score`` lies in 0..1. A memory reached by the entity hop
     (``hop_entity``) gains ``hop_weight`` times its cosine: a hop amplifies a memory that
     looks like the question, it does not promote one that does not."""
-    bm25 = squash(
-        bm25_raw,
-        n_query_terms,
-        config.bm25_midpoint_base,
-        config.bm25_midpoint_per_term,
-        config.bm25_midpoint_cap,
-        config.bm25_steepness,
-    )
-    cosine = calibrated_cosine(dense, config.cosine_scale)
-    base = config.dense_weight * cosine + config.bm25_weight * bm25
-    hop = config.hop_weight * cosine if hop_entity else 0.0
-    total = min(1.0, (base + boost[0] + hop) / config.max_score)
-    return ScoreParts(dense, bm25_raw, bm25, boost[0], boost[1], total, hop, hop_entity)
+    return Fusion(n_query_terms, config).parts(dense, bm25_raw, boost, hop_entity)
+
+
+class Fusion:
+    """``fuse`` for one query: the constants it needs are looked up once for all results."""
+
+    def __init__(self, n_query_terms: int, config: RetrievalConfig) -> None:
+        self._squash = squasher(
+            n_query_terms,
+            config.bm25_midpoint_base,
+            config.bm25_midpoint_per_term,
+            config.bm25_midpoint_cap,
+            config.bm25_steepness,
+        )
+        self._scale = config.cosine_scale
+        self._dense_weight = config.dense_weight
+        self._bm25_weight = config.bm25_weight
+        self._hop_weight = config.hop_weight
+        self._max_score = config.max_score
+
+    def parts(
+        self, dense: float, bm25_raw: float, boost: Boost, hop_entity: str | None = None
+    ) -> ScoreParts:
+        bm25, hop, total = self._components(dense, bm25_raw, boost[0], hop_entity)
+        return ScoreParts(dense, bm25_raw, bm25, boost[0], boost[1], total, hop, hop_entity)
+
+    def score(
+        self, dense: float, bm25_raw: float, boost: Boost, hop_entity: str | None = None
+    ) -> float:
+        """``parts(...).score`` without building the parts (a search scores hundreds)."""
+        return self._components(dense, bm25_raw, boost[0], hop_entity)[2]
+
+    def _components(
+        self, dense: float, bm25_raw: float, boost: float, hop_entity: str | None
+    ) -> tuple[float, float, float]:
+        bm25 = self._squash(bm25_raw)
+        cosine = calibrated_cosine(dense, self._scale)
+        base = self._dense_weight * cosine + self._bm25_weight * bm25
+        hop = self._hop_weight * cosine if hop_entity else 0.0
+        return bm25, hop, min(1.0, (base + boost + hop) / self._max_score)
 
 
 def fuse_all(
@@ -95,23 +122,22 @@ def fuse_all(
     boosts: Mapping[str, tuple[float, str]],
     config: RetrievalConfig,
     hops: Mapping[str, str] | None = None,
-) -> list[tuple[str, ScoreParts]]:
-    """Score every candidate and sort best first (ties keep a stable id order). ``hops``:
-    memory id -> the entity the hop followed to it."""
+) -> list[tuple[str, float]]:
+    """Every candidate's score, best first (ties keep a stable id order); ``Fusion.parts``
+    explains one. ``hops``: memory id -> the entity the hop followed to it."""
     hops = hops or {}
+    score = Fusion(n_query_terms, config).score
     scored = [
         (
             mid,
-            fuse(
+            score(
                 dense.get(mid, 0.0),
                 bm25_raw.get(mid, 0.0),
-                n_query_terms,
                 boosts.get(mid, NO_BOOST),
-                config,
                 hops.get(mid),
             ),
         )
         for mid in sorted(set(candidates))
     ]
-    scored.sort(key=lambda item: -item[1].score)
+    scored.sort(key=lambda item: -item[1])
     return scored
