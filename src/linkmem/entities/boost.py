@@ -89,9 +89,22 @@ def _hub_matches(
     similarity: dict[str, float],
     candidates: set[str],
 ) -> list[EntityMatch]:
-    per_hub: dict[str, list[str]] = {eid: [] for eid in hubs}
-    for memory_id, entities in store.entities_of_memories(list(candidates)).items():
+    per_hub = _links_among(store, list(hubs), list(candidates))
+    return [_match(hubs[eid], similarity, per_hub[eid]) for eid in hubs if per_hub.get(eid)]
+
+
+def _links_among(
+    store: Store, entity_ids: list[str], memory_ids: list[str]
+) -> dict[str, list[str]]:
+    """entity id -> the memories of ``memory_ids`` linked to it; through the store's
+    ``links_among`` when it has one (an optional read), else from the memories' entities."""
+    links_among = getattr(store, "links_among", None)
+    if links_among is not None:
+        return links_among(entity_ids, memory_ids)
+    wanted = set(entity_ids)
+    out: dict[str, list[str]] = {}
+    for memory_id, entities in store.entities_of_memories(memory_ids).items():
         for entity in entities:
-            if entity.id in per_hub:
-                per_hub[entity.id].append(memory_id)
-    return [_match(hubs[eid], similarity, mids) for eid, mids in per_hub.items() if mids]
+            if entity.id in wanted:
+                out.setdefault(entity.id, []).append(memory_id)
+    return out

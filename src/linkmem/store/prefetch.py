@@ -5,6 +5,10 @@ answers the reads of one search (``vector_search``, ``keyword_search``, ``neares
 ``get_entities``, ``memories_of_entities``, ``entities_of_memories``, ``get_memories``) with
 exactly the plain store's answers, fetched ahead in batches; a read it did not fetch goes to
 the store. The search pipeline (``linkmem.search``) uses it when the store has it.
+
+A store (or its view) may also offer ``links_among(entity_ids, memory_ids)``: entity id ->
+those of ``memory_ids`` linked to it, the one thing a search needs to know about its hub
+entities; without it the search reads the candidates' entities (``entities_of_memories``).
 """
 
 from __future__ import annotations

@@ -222,6 +222,27 @@ class EntityTables:
                 out[mid].append(records[eid])
         return dict(out)
 
+    def links_among(
+        self, entity_ids: Sequence[str], memory_ids: Sequence[str]
+    ) -> dict[str, list[str]]:
+        """entity id -> those of ``memory_ids`` linked to it: a search's hub entities among its
+        candidates, without reading the hubs' long link lists or the candidates' other
+        entities (an optional read, ``linkmem.store.prefetch``)."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for entities in iter_chunks(list(dict.fromkeys(entity_ids)), CHUNK // 2):
+            for memories in iter_chunks(list(memory_ids), CHUNK // 2):
+                rows = self.db.rows(
+                    f"SELECT e.id, m.id FROM {self.c}_entities e "
+                    f"JOIN {self.c}_links l ON l.entity = e.rowid "
+                    f"JOIN {self.c} m ON m.rowid = l.memory "
+                    f"WHERE e.id IN ({placeholders(len(entities))}) "
+                    f"AND m.id IN ({placeholders(len(memories))})",
+                    [*entities, *memories],
+                )
+                for entity_id, memory_id in rows:
+                    out[entity_id].append(memory_id)
+        return dict(out)
+
     def cooccurring_entities(self, entity_id: str, limit: int) -> list[tuple[EntityRecord, int]]:
         rows = self.db.rows(
             f"SELECT o.id, count(*) AS shared FROM {self.c}_links a "
