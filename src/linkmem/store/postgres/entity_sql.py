@@ -11,11 +11,13 @@ ORDERS = {
 }
 
 
-def select_entities(t: Tables, where: str) -> str:
+def select_entities(t: Tables, where: str, extra: str = "") -> str:
+    """Entity records (``_entity_from_row``'s columns, then ``extra`` ones, e.g. ", e.seq")."""
     return (
         "SELECT e.id, e.text, e.key, e.kind, s.user_id, s.agent_id, s.run_id, "
-        f"(SELECT count(*) FROM {t.links} l WHERE l.entity = e.id) AS link_count "
-        f"FROM {t.entities} e JOIN {t.scopes} s ON s.id = e.scope_id WHERE {where}"
+        f"coalesce(c.n, 0) AS link_count{extra} "
+        f"FROM {t.entities} e JOIN {t.scopes} s ON s.id = e.scope_id "
+        f"LEFT JOIN {t.link_counts} c ON c.entity = e.id WHERE {where}"
     )
 
 
@@ -93,14 +95,14 @@ def delete_orphans(t: Tables) -> str:
 def memories_of_entities(t: Tables) -> str:
     return (
         f"SELECT l.entity, m.id FROM {t.links} l JOIN {t.mem} m ON m.id = l.memory "
-        "WHERE l.entity = ANY(%s::text[]) ORDER BY m.seq"
+        "WHERE l.entity = ANY(%b::text[]) ORDER BY m.seq"
     )
 
 
 def entities_of_memories(t: Tables) -> str:
     return (
         f"SELECT l.memory, e.id FROM {t.links} l JOIN {t.entities} e ON e.id = l.entity "
-        "WHERE l.memory = ANY(%s::text[]) ORDER BY e.seq"
+        "WHERE l.memory = ANY(%b::text[]) ORDER BY e.seq"
     )
 
 

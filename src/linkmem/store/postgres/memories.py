@@ -265,7 +265,7 @@ def _row_where(filters: Node | None, ids: Sequence[str] | None) -> tuple[str, li
     """Metadata filter and id restriction on the memory row ``m``."""
     where, args = filter_sql(filters)
     if ids is not None:
-        where += " AND m.id = ANY(%s::text[])"
+        where += " AND m.id = ANY(%b::text[])"  # binary: no per-id quoting in the client
         args = [*args, list(ids)]
     return where, args
 

@@ -87,10 +87,47 @@ def m002_api_keys(t: Tables, dim: int) -> list[str]:
     ]
 
 
+def m003_link_counts(t: Tables, dim: int) -> list[str]:
+    """Each entity's link count in a table of its own, kept by statement-level triggers on
+    ``links`` in the transaction that writes the links (so every writer, cascade and older
+    process keeps it exact). Reading an entity then costs one key lookup instead of counting
+    its links (154 on average for a hub of a 10k-memory scope: 3.3 of the 5.6 ms of
+    "entities of the pool"). The triggers are created before the backfill: their lock on
+    ``links`` holds concurrent link writers until this migration commits."""
+    counts = t.link_counts
+    add, sub = t.index("_link_counts_add"), t.index("_link_counts_sub")
+    return [
+        f"""CREATE TABLE {counts} (
+            entity text COLLATE "C" PRIMARY KEY
+                REFERENCES {t.entities} (id) ON DELETE CASCADE,
+            n bigint NOT NULL)""",
+        f"""CREATE FUNCTION {add}() RETURNS trigger LANGUAGE plpgsql AS $body$
+        BEGIN
+            INSERT INTO {counts} AS c (entity, n)
+            SELECT entity, count(*) FROM added GROUP BY entity ORDER BY entity
+            ON CONFLICT (entity) DO UPDATE SET n = c.n + excluded.n;
+            RETURN NULL;
+        END $body$""",
+        f"""CREATE FUNCTION {sub}() RETURNS trigger LANGUAGE plpgsql AS $body$
+        BEGIN
+            UPDATE {counts} AS c SET n = c.n - r.n
+            FROM (SELECT entity, count(*) AS n FROM removed GROUP BY entity) r
+            WHERE c.entity = r.entity;
+            RETURN NULL;
+        END $body$""",
+        f"CREATE TRIGGER {add} AFTER INSERT ON {t.links} REFERENCING NEW TABLE AS added "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {add}()",
+        f"CREATE TRIGGER {sub} AFTER DELETE ON {t.links} REFERENCING OLD TABLE AS removed "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {sub}()",
+        f"INSERT INTO {counts} (entity, n) SELECT entity, count(*) FROM {t.links} GROUP BY entity",
+    ]
+
+
 Migration = Callable[[Tables, int], list[str]]
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
     ("m002_api_keys", m002_api_keys),
+    ("m003_link_counts", m003_link_counts),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

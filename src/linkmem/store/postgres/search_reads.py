@@ -20,6 +20,7 @@ read with other arguments than the plan's goes to the store.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -28,10 +29,11 @@ from typing import Any
 import numpy as np
 
 from linkmem.filters import Node
+from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.entities import EXACT_ENTITIES, _entity_from_row
-from linkmem.store.postgres.memories import _row_where, ef_search, record_from_row
+from linkmem.store.postgres.memories import _row_where, ef_search
 from linkmem.store.postgres.sql import in_scopes, vector_literal
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import EntityRecord, MemoryRecord, Scope
@@ -68,7 +70,7 @@ class SearchReads:
         self._entity_rows_of: set[str] = set()
         self._dense: list[tuple[str, float]] = []
         self._keyword: list[tuple[str, float]] = []
-        self._records: dict[str, MemoryRecord] = {}
+        self._records: dict[str, Sequence[Any]] = {}  # raw rows, parsed when asked for
         self._fetched: set[str] = set()  # memories whose cosine, BM25 and record are known
         self._scope_ids: list[int] | None = None
 
@@ -120,11 +122,11 @@ class SearchReads:
         self._dense += [(mid, float(sim)) for mid, sim in dense.fetchall()]
         if keyword is not None:
             self._keyword += _positive(keyword.fetchall())
-        self._records.update((r[0], record_from_row(r)) for r in records.fetchall())
+        self._records.update((r[0], r) for r in records.fetchall())
         if entities is not None:
             for row in entities.fetchall():
                 entity_id = self._remember_entity(row[1:], self._plan.hop_max_links)
-                self._entity_rows.append((row[0], entity_id))
+                self._entity_rows += [(memory_id, entity_id) for memory_id in row[0]]
             self._entity_rows_of.update(ids)
         self._fetched.update(ids)
 
@@ -271,7 +273,8 @@ class SearchReads:
         if not ids:
             return []
         self._fetch(list(ids))
-        return [self._records[i] for i in ids if i in self._records]
+        rows = self._records
+        return [base_record_from_row(rows[i], json.loads(rows[i][2])) for i in ids if i in rows]
 
 
 def _positive(rows: list[Sequence[Any]]) -> Ranked:

@@ -47,6 +47,11 @@ class Tables:
         return self._q("_links")
 
     @property
+    def link_counts(self) -> str:
+        """Each entity's number of links, kept by triggers on ``links`` (m003)."""
+        return self._q("_link_counts")
+
+    @property
     def history(self) -> str:
         return self._q("_history")
 
