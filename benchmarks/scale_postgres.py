@@ -46,7 +46,7 @@ def vacuum_analyze(db: Any, t: Any) -> None:
     autovacuum keeps them in a store that has been running for a while. Right after loading,
     a table may have no statistics yet (the planner then scanned all links instead of using
     their memory index) and no visibility map (each link count read the heap)."""
-    for table in (t.scopes, t.mem, t.postings, t.entities, t.links):
+    for table in (t.scopes, t.mem, t.postings, t.entities, t.links, t.link_counts):
         db.run(f"VACUUM (ANALYZE) {table}")
 
 

@@ -1,6 +1,7 @@
 """Each entity's link count is kept in ``<collection>_link_counts`` by triggers on the links
 table (migration m003): exact after every kind of link write, and filled in when an existing
-database (created before m003) is opened. Runs on PostgreSQL 18 and 16."""
+database (created before m003) is opened; that database also gets m004's BM25 indexes and
+answers as before. Runs on PostgreSQL 18 and 16."""
 
 from __future__ import annotations
 
@@ -134,10 +135,14 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
         old = make_store(collection)
         assert old.applied_on_open == ["m001_initial", "m002_api_keys"]
         memories, entities = linked_store(old)
+        add_memories(old, Scope("u"), ["note about notes", "another note", "unrelated"])
+        bm25_before = old.keyword_search(["note", "another"], Scope("u"), 10)
         old.close()
     new = make_store(collection)
-    assert new.applied_on_open == ["m003_link_counts"]
+    assert new.applied_on_open == ["m003_link_counts", "m004_bm25_covering"]
     assert kept_counts(new) == {entities["Ana"]: 6, entities["Bo"]: 3, entities["Cy"]: 1}
+    assert new.keyword_search(["note", "another"], Scope("u"), 10) == bm25_before
+    assert len(bm25_before) == 8
     new.delete_memories([memories[0]])
     assert kept_counts(new)[entities["Ana"]] == 5
     assert_exact(new)

@@ -86,10 +86,10 @@ def pg_dsn(request: pytest.FixtureRequest) -> str:
     return request.getfixturevalue(f"pg_dsn_{request.param}")
 
 
-def seeded_memory(dsn: str, **retrieval: Any) -> Memory:
+def seeded_memory(dsn: str, connections: int = 1, **retrieval: Any) -> Memory:
     memory = Memory(
         store="postgres",
-        postgres={"dsn": dsn, "pool_min": 1, "pool_max": 1},
+        postgres={"dsn": dsn, "pool_min": connections, "pool_max": connections},
         collection="t_" + uuid.uuid4().hex[:12],
         embedder=FakeEmbedder(),
         extractor=CapitalisedWordsExtractor(),
@@ -154,6 +154,33 @@ def test_same_results_as_plain_reads(pg_dsn: str, retrieval: dict[str, int]) -> 
             plain = [results(memory, q, **case) for q in QUERIES for case in CASES]
         assert fetched == plain
         assert any(len(r) > 3 for r in fetched)
+    finally:
+        memory.close()
+
+
+@pytest.mark.parametrize("keyword_all", [search_reads.KEYWORD_ALL, 1])
+def test_same_results_on_two_connections(
+    pg_dsn: str, keyword_all: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a second pooled connection free, part of each batch runs on it; with fewer
+    ``KEYWORD_ALL`` than matching memories, BM25 of the pool is read in the second batch."""
+    monkeypatch.setattr(search_reads, "KEYWORD_ALL", keyword_all)
+    memory = seeded_memory(pg_dsn, connections=2, **SMALL_POOL)
+    seen: list[tuple[bool, bool]] = []
+    fetch_first = search_reads.SearchReads.fetch_first
+
+    def recorded(self: search_reads.SearchReads) -> None:
+        fetch_first(self)
+        seen.append((self._side is not None, self._keyword_all or not self._terms))
+
+    try:
+        monkeypatch.setattr(search_reads.SearchReads, "fetch_first", recorded)
+        fetched = [results(memory, q, **case) for q in QUERIES for case in CASES]
+        with plain_reads():
+            plain = [results(memory, q, **case) for q in QUERIES for case in CASES]
+        assert fetched == plain
+        assert all(side for side, _ in seen)
+        assert any(not every for _, every in seen) == (keyword_all == 1)
     finally:
         memory.close()
 

@@ -40,6 +40,8 @@ PROBE_AFTER = 1.0
 PROBE_TIMEOUT = 2
 #: The pool stops re-creating a lost connection after this many seconds of failed attempts.
 RECONNECT_TIMEOUT = 2.0
+#: Longest wait for a second pooled connection that a read may use beside its first.
+SPARE_WAIT = 0.001
 #: SQLSTATEs after which the whole transaction can simply be run again.
 RETRYABLE = frozenset({"40P01", "40001"})  # deadlock detected, serialization failure
 #: Runs of a transaction that keeps hitting deadlocks or serialisation failures.
@@ -189,6 +191,23 @@ class Database:
             raise wrap_error(e, self.location) from e
         finally:
             self._local.conn = None
+            self.pool.putconn(conn)
+
+    @contextmanager
+    def spare_connection(self) -> Iterator[Any | None]:
+        """Another pooled connection for statements that can run beside this thread's, when
+        one is free at once; None otherwise (the pool then opens one for later calls, up to
+        its maximum)."""
+        try:
+            conn = self.pool.getconn(timeout=SPARE_WAIT)
+        except PoolTimeout:
+            yield None
+            return
+        try:
+            yield conn
+        except psycopg.Error as e:
+            raise wrap_error(e, self.location) from e
+        finally:
             self.pool.putconn(conn)
 
     def in_transaction(self) -> bool:

@@ -2,16 +2,21 @@
 
 The plain store answers each read of a search with its own statements (scope lookup, BEGIN,
 settings, query, COMMIT): about 13 round trips, one after another. ``SearchReads`` fetches them
-ahead with psycopg's pipeline mode, on one connection:
+ahead with psycopg's pipeline mode:
 
 0. the ids of the scopes the search covers (the plain store's lookup);
-1. then: the dense top-k, the BM25 top-k and the entities near the query's entities
-   with their records and, for entities with few links, their memories;
-2. then, for every memory those can bring into the candidate pool (``S``): exact cosine,
-   BM25, the linked entities (records and few-link memories: the hub boosts and the second
-   hop read them) and the records;
-3. only when a read asks for memories outside ``S`` (second-hop targets): cosine, BM25 and
-   records of those.
+1. then: the dense top-k, the BM25 scores (all of them when fewer than ``KEYWORD_ALL``
+   memories match, else the top-k) and the entities near the query's entities with their
+   records and, for entities with few links, their memories;
+2. then, for every memory those can bring into the candidate pool (``S``): records with
+   exact cosine, BM25 (unless all are known), the linked entities (records and few-link
+   memories: the hub boosts and the second hop read them);
+3. only when a read asks for memories outside ``S`` (second-hop targets): records with
+   cosine, and BM25, of those.
+
+When the pool has a second connection free at once, part of each batch runs on it (the dense
+read in 1, the records in 2), so two server processes work on one search at the same time;
+otherwise everything goes over one connection, in the same number of round trips.
 
 Every answer is the plain store's: each statement returns the rows of the plain statement for
 a superset of the ids (same expressions and ORDER BY, see ``search_sql``), filtered here. A
@@ -22,8 +27,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -39,24 +44,40 @@ from linkmem.store.prefetch import SearchPlan
 from linkmem.types import EntityRecord, MemoryRecord, Scope
 
 Ranked = list[tuple[str, float]]
+#: The first BM25 read asks for this many memories (or the pool, when larger): when fewer
+#: match, it has every memory's score, and later BM25 reads of the search need no statement.
+#: In a 10k-memory scope of ``bench_scale`` a query's terms match ~300 memories.
+KEYWORD_ALL = 1000
 
 
 @contextmanager
 def search_reads(store: Any, plan: SearchPlan) -> Iterator[SearchReads]:
     """A ``SearchReads`` over one pooled connection, its first two batches fetched."""
-    with store.db.connection() as conn:
-        reads = SearchReads(store, plan, conn)
+    with store.db.connection() as conn, _spare(store.db) as side:
+        reads = SearchReads(store, plan, conn, side)
         reads.fetch_first()
         yield reads
+
+
+@contextmanager
+def _spare(db: Any) -> Iterator[Any | None]:
+    """A second connection for the statements that run beside the first's, unless the search
+    runs inside an open transaction (its reads must see that transaction's writes)."""
+    if db.in_transaction():
+        yield None
+        return
+    with db.spare_connection() as side:
+        yield side
 
 
 class SearchReads:
     """The reads of one search (see the module docstring); other calls go to the store."""
 
-    def __init__(self, store: Any, plan: SearchPlan, conn: Any) -> None:
+    def __init__(self, store: Any, plan: SearchPlan, conn: Any, side: Any | None = None) -> None:
         self._store = store
         self._plan = plan
         self._conn = conn
+        self._side = side
         self._t = store.t
         self._query = vector_literal(plan.vector)
         self._terms = list(dict.fromkeys(plan.terms)) if plan.keyword else []
@@ -68,8 +89,11 @@ class SearchReads:
         self._links: dict[str, list[tuple[int, str]]] = {}  # entity -> (memory seq, memory id)
         self._entity_rows: list[tuple[str, str]] = []  # (memory, entity) in entity seq order
         self._entity_rows_of: set[str] = set()
-        self._dense: list[tuple[str, float]] = []
-        self._keyword: list[tuple[str, float]] = []
+        self._dense: dict[str, tuple[float, int]] = {}  # memory -> (cosine, seq)
+        # Every memory's BM25 when the first read returned them all (see KEYWORD_ALL); else
+        # the scores fetched so far, one batch after another.
+        self._keyword: Ranked = []
+        self._keyword_all = False
         self._records: dict[str, Sequence[Any]] = {}  # raw rows, parsed when asked for
         self._fetched: set[str] = set()  # memories whose cosine, BM25 and record are known
         self._scope_ids: list[int] | None = None
@@ -82,19 +106,26 @@ class SearchReads:
         """Round trips 0, 1 and 2."""
         plan = self._plan
         self._scope_ids = self._store._scope_ids(plan.scope)
-        # Everything is queued and sent at once; the results arrive when the pipeline closes.
+        # Everything is queued and sent at once; the results arrive when the pipelines close.
         # BEGIN/COMMIT are queued as statements: the settings of ``ann_settings`` are local
-        # to this transaction (``conn.transaction()`` would sync on entering and leaving).
-        with self._conn.pipeline():
-            self._conn.execute("BEGIN READ ONLY")
-            dense = self._queue_dense_top() if plan.dense else None
-            keyword = self._queue_keyword(None, plan.pool) if self._terms else None
-            near = self._queue_near() if len(plan.entity_vectors) else None
-            self._conn.execute("COMMIT")
+        # to each transaction (``conn.transaction()`` would sync on entering and leaving).
+        # With a second connection the dense read runs beside the others.
+        conn, side = self._conn, self._side or self._conn
+        with self._pipelines():
+            dense = self._read_only(side, self._queue_dense_top) if plan.dense else None
+            conn.execute("BEGIN READ ONLY")
+            top = max(plan.pool, KEYWORD_ALL)
+            keyword = self._queue_keyword(conn, None, top) if self._terms else None
+            near = self._queue_near(conn) if len(plan.entity_vectors) else None
+            conn.execute("COMMIT")
         if dense is not None:
             self._dense_top = [(mid, float(sim)) for mid, sim in dense.fetchall()]
         if keyword is not None:
-            self._keyword_top = _positive(keyword.fetchall())
+            rows = keyword.fetchall()
+            self._keyword_top = _positive(rows[: plan.pool])
+            self._keyword_all = len(rows) < max(plan.pool, KEYWORD_ALL)
+            if self._keyword_all:
+                self._keyword = _positive(rows)
         self._near = self._read_near(near.fetchall() if near is not None else [])
         pool = {mid for mid, _ in [*(self._dense_top or []), *(self._keyword_top or [])]}
         for entity_id in {eid for hits in self._near for eid, _ in hits}:
@@ -108,21 +139,23 @@ class SearchReads:
         ids = [i for i in ids if i not in self._fetched]
         if not ids:
             return
-        t, conn = self._t, self._conn
-        with conn.pipeline():
-            where = self._memory_where(ids)
-            dense = conn.execute(*q.dense_of_ids(t, where, self._query))
-            keyword = self._queue_keyword(ids, len(ids)) if self._terms else None
-            records = conn.execute(*q.memories_of_ids(t, ids))
+        t, conn, side = self._t, self._conn, self._side or self._conn
+        with self._pipelines():
+            in_scope = self._memory_where(None)
+            records = side.execute(*q.memories_of_ids(t, ids, in_scope, self._query))
+            wanted = self._terms and not self._keyword_all
+            keyword = self._queue_keyword(side, ids, len(ids)) if wanted else None
             entities = (
                 conn.execute(*q.entities_of_ids(t, ids, self._plan.hop_max_links))
                 if with_entities
                 else None
             )
-        self._dense += [(mid, float(sim)) for mid, sim in dense.fetchall()]
+        for row in records.fetchall():
+            self._records[row[0]] = row[:-2]
+            if row[-1] is not None:  # in the scope and through the filters
+                self._dense[row[0]] = (float(row[-1]), row[-2])
         if keyword is not None:
             self._keyword += _positive(keyword.fetchall())
-        self._records.update((r[0], r) for r in records.fetchall())
         if entities is not None:
             for row in entities.fetchall():
                 entity_id = self._remember_entity(row[1:], self._plan.hop_max_links)
@@ -130,24 +163,38 @@ class SearchReads:
             self._entity_rows_of.update(ids)
         self._fetched.update(ids)
 
-    def _queue_dense_top(self) -> Any:
+    @contextmanager
+    def _pipelines(self) -> Iterator[None]:
+        """Pipeline mode on both connections: statements are sent as they are queued, and
+        each connection's server process runs its own at the same time."""
+        with self._conn.pipeline(), self._side.pipeline() if self._side else nullcontext():
+            yield
+
+    @staticmethod
+    def _read_only(conn: Any, queue: Callable[[Any], Any]) -> Any:
+        conn.execute("BEGIN READ ONLY")
+        cursor = queue(conn)
+        conn.execute("COMMIT")
+        return cursor
+
+    def _queue_dense_top(self, conn: Any) -> Any:
         pool = self._plan.pool
-        self._conn.execute(sql.ann_settings(), (ef_search(pool),))
+        conn.execute(sql.ann_settings(), (ef_search(pool),))
         gate = q.exact_scan_gate(self._t, self._scope_ids, pool)
         statement = q.dense_first(self._t, self._memory_where(None), gate, self._query, pool)
-        return self._conn.execute(*statement)
+        return conn.execute(*statement)
 
-    def _queue_keyword(self, ids: list[str] | None, k: int) -> Any:
+    def _queue_keyword(self, conn: Any, ids: list[str] | None, k: int) -> Any:
         t = self._t
         s_sql, s_args = in_scopes("s.id", self._scope_ids)
         p_sql, p_args = in_scopes("p.scope_id", self._scope_ids)
         where, args = _row_where(self._plan.filters, ids)
         statement = sql.bm25(t, s_sql, p_sql, where, self._store.k1, self._store.b)
-        return self._conn.execute(statement, [*s_args, *p_args, self._terms, *args, k])
+        return conn.execute(statement, [*s_args, *p_args, self._terms, *args, k])
 
-    def _queue_near(self) -> Any:
+    def _queue_near(self, conn: Any) -> Any:
         plan = self._plan
-        self._conn.execute(sql.ann_settings(), (ef_search(plan.entity_k),))
+        conn.execute(sql.ann_settings(), (ef_search(plan.entity_k),))
         statement = q.nearest_entities_detailed(
             self._t,
             in_scopes("x.scope_id", self._scope_ids),
@@ -157,7 +204,7 @@ class SearchReads:
             EXACT_ENTITIES,
             self._links_max,
         )
-        return self._conn.execute(*statement)
+        return conn.execute(*statement)
 
     def _read_near(self, rows: list[Sequence[Any]]) -> list[list[tuple[str, float]]]:
         out: list[list[tuple[str, float]]] = [[] for _ in range(len(self._plan.entity_vectors))]
@@ -202,8 +249,11 @@ class SearchReads:
         if k <= 0 or not ids:
             return []
         self._fetch(list(ids))
-        wanted = set(ids)
-        return [(mid, sim) for mid, sim in self._dense if mid in wanted][:k]
+        # vector_exact's order: cosine descending, then memory seq.
+        found = sorted(
+            (-self._dense[i][0], self._dense[i][1], i) for i in set(ids) & self._dense.keys()
+        )
+        return [(mid, -negative) for negative, _, mid in found[:k]]
 
     def keyword_search(
         self,

@@ -67,16 +67,6 @@ def dense_first(t: Tables, where: Where, gate: Where, query: str, k: int) -> Sta
     )
 
 
-def dense_of_ids(t: Tables, where: Where, query: str) -> Statement:
-    """``vector_exact`` over the rows ``where`` keeps (ids given), all of them."""
-    cond, args = where
-    return (
-        f"SELECT m.id, 1 - (m.embedding <=> %s::vector) AS sim FROM {t.mem} m "
-        f"WHERE {cond} ORDER BY sim DESC, m.seq",
-        [query, *args],
-    )
-
-
 def nearest_entities_detailed(
     t: Tables, scope: Where, queries: list[str], k: int, min_sim: float, cap: int, links: int
 ) -> Statement:
@@ -150,10 +140,14 @@ def _detailed(t: Tables, ids_sql: str) -> str:
 RAW_MEMORY_COLUMNS = MEMORY_COLUMNS.replace("m.metadata", "m.metadata::text", 1)
 
 
-def memories_of_ids(t: Tables, ids: list[str]) -> Statement:
-    """``select_memories_by_id``, the metadata as text (``RAW_MEMORY_COLUMNS``)."""
+def memories_of_ids(t: Tables, ids: list[str], where: Where, query: str) -> Statement:
+    """``select_memories_by_id`` (the metadata as text, ``RAW_MEMORY_COLUMNS``), then each
+    row's seq and, when ``where`` keeps it, its ``vector_exact`` cosine (else NULL): records
+    and cosines of the same rows in one read."""
+    cond, args = where
     return (
-        f"SELECT {RAW_MEMORY_COLUMNS} FROM {t.mem} m JOIN {t.scopes} s ON s.id = m.scope_id "
-        "WHERE m.id = ANY(%b::text[])",
-        [ids],
+        f"SELECT {RAW_MEMORY_COLUMNS}, m.seq, CASE WHEN {cond} THEN "
+        f"1 - (m.embedding <=> %s::vector) END FROM {t.mem} m "
+        f"JOIN {t.scopes} s ON s.id = m.scope_id WHERE m.id = ANY(%b::text[])",
+        [*args, query, ids],
     )
