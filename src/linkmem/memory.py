@@ -19,11 +19,11 @@ from linkmem.filters import parse_filters
 from linkmem.integrity import check_store
 from linkmem.keys import KeyRing
 from linkmem.rank.calibration import CosineCalibration
-from linkmem.rank.context import contextual_vectors
-from linkmem.rank.terms import terms, terms_batch
+from linkmem.rank.terms import terms
 from linkmem.records import history_event, new_records, now, updated_record
 from linkmem.search import SearchRequest, Signals, run_search
-from linkmem.store.base import NewMemory, Store
+from linkmem.staged_write import Models, write_new
+from linkmem.store.base import Store
 from linkmem.store.registry import open_store
 from linkmem.tenancy import Tenant, TenantMemory
 from linkmem.threads import single_threaded_blas
@@ -140,22 +140,7 @@ class Memory(EntityInspection, Transfer):
         return {"results": [{**r.to_dict(), "event": "ADD"} for r in records]}
 
     def _write_new(self, records: list[MemoryRecord]) -> None:
-        texts = [r.text for r in records]
-        config = self.retrieval
-        encoded = encode_batch(texts, self.embedder, self.extractor, config)
-        vectors = contextual_vectors(encoded.vectors, config.context_window, config.context_weight)
-        plan = encoded.plan
-        new = [NewMemory(r, vec, t) for r, vec, t in zip(records, vectors, terms_batch(texts))]
-        history = [history_event(r, "ADD", None, r.text, r.created_at) for r in records]
-
-        def write() -> None:
-            self.store.put_memories(new)
-            if plan is not None:
-                ids = [r.id for r in records]
-                apply_links(self.store, records[0].scope, ids, plan, config)
-            self.store.append_history(history)
-
-        self.store.run_in_transaction(write)
+        write_new(self.store, Models(self.embedder, self.extractor, self.retrieval), records)
 
     def update(
         self,
