@@ -1,12 +1,18 @@
 """Core benchmark: add throughput and search latency on the embedded default (SQLite).
 
-    python benchmarks/bench_core.py [--sizes 1000,10000] [--queries 100] [--out FILE]
+    python benchmarks/bench_core.py [--sizes 1000,10000] [--queries 100] [--long 300] [--out FILE]
 
-Reports, in one run so the ratios are comparable:
+Reports, in one run so the ratios are comparable (the models are loaded once and shared):
 - the embedder alone and the entity extractor alone on the same 1,000 texts;
 - ``add_batch`` of 1,000 texts with entity linking off and on, and the share of the time spent
   in NER, embedding and the store (transaction, postings, links);
-- search p50/p95 in one scope holding each of ``--sizes`` memories.
+- long texts: ``add_batch`` of ``--long`` user-assistant turns (assistant answers of several
+  hundred words) with entities on, next to the embedder alone and NER alone on the same texts;
+- search p50/p95 in one scope holding each of ``--sizes`` memories, next to the query's models
+  alone (query embedding, query NER);
+- a "targets" block (issue 15): each target's measured value, its limit, the model-time limit
+  it is held to, pass/fail, and the previous value from the results file this run replaces;
+- the process's peak RSS (VmHWM).
 Numbers go to ``benchmarks/results/core.json`` (or ``--out``).
 """
 
@@ -20,7 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from long_chats import REQUESTS, SENTENCES, fill
+
 from linkmem import Memory
+from linkmem.entities.boost import query_entities
 
 NAMES = ["Max", "Luna", "Oscar", "Maria", "Ken", "Priya", "Tomás", "Aiko", "Sam", "Nadia"]
 PLACES = ["Lisbon", "Kyoto", "Berlin", "Austin", "Nairobi", "Oslo", "Lima", "Seoul"]
@@ -68,6 +77,21 @@ def make_texts(n: int, seed: int) -> list[str]:
     ]
 
 
+def make_long_texts(n: int, seed: int) -> list[str]:
+    """User-assistant turns: a short request, then an answer of 20-45 sentences (about
+    300-700 words) full of places, people and brands (``long_chats.py``'s vocabulary)."""
+    rng = random.Random(seed)
+    texts = []
+    for i in range(n):
+        topic = rng.choice(list(REQUESTS))
+        if i % 2 == 0:
+            texts.append(fill(REQUESTS[topic], rng))
+            continue
+        count = rng.choice([20, 30, 45])
+        texts.append(" ".join(fill(rng.choice(SENTENCES[topic]), rng) for _ in range(count)))
+    return texts
+
+
 class Timed:
     """Wraps an embedder or extractor and adds up the seconds spent in its batch calls."""
 
@@ -99,22 +123,32 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def bench_add(folder: Path, texts: list[str], entities: bool) -> dict:
-    probe = Memory(folder / "probe.db", entities=entities)  # models loaded outside the timing
-    embedder = Timed(probe.embedder, "embed_batch")
-    extractor = Timed(probe.extractor.get(), "extract_batch") if entities else None
-    probe.close()
-    memory = Memory(
-        folder / f"add-{entities}.db", embedder=embedder, extractor=extractor, entities=entities
-    )
+class Models:
+    """The default embedder and entity extractor, loaded once for the whole run."""
+
+    def __init__(self, folder: Path) -> None:
+        probe = Memory(folder / "probe.db")
+        self.embedder = probe.embedder
+        self.extractor = probe.extractor.get()
+        self.embedder.embed_batch(["warm up"])
+        probe.close()
+
+    def memory(self, path: Path, entities: bool = True, **wrapped) -> Memory:
+        embedder = wrapped.get("embedder", self.embedder)
+        extractor = wrapped.get("extractor", self.extractor) if entities else None
+        return Memory(path, embedder=embedder, extractor=extractor, entities=entities)
+
+
+def bench_add(folder: Path, models: Models, texts: list[str], entities: bool, name: str) -> dict:
+    embedder = Timed(models.embedder, "embed_batch")
+    extractor = Timed(models.extractor, "extract_batch")
+    memory = models.memory(folder / f"{name}.db", entities, embedder=embedder, extractor=extractor)
     memory.add_batch(texts[:10], user_id="warmup")
-    embedder.seconds = 0.0
-    if extractor:
-        extractor.seconds = 0.0
+    embedder.seconds = extractor.seconds = 0.0
     start = time.perf_counter()
     memory.add_batch(texts, user_id="bench")
     total = time.perf_counter() - start
-    ner = extractor.seconds if extractor else 0.0
+    ner = extractor.seconds if entities else 0.0
     out = {
         "texts": len(texts),
         "seconds": round(total, 3),
@@ -126,33 +160,34 @@ def bench_add(folder: Path, texts: list[str], entities: bool) -> dict:
         },
     }
     if entities:
-        out["entities"] = len(memory.entities(user_id="bench", limit=10000)["results"])
+        stored = memory.entities(user_id="bench", limit=10000)["results"]
+        out["entities"] = len(stored)
+        out["links_per_memory"] = round(sum(e["link_count"] for e in stored) / len(texts), 2)
     memory.close()
     return out
 
 
-def bench_models_alone(texts: list[str]) -> dict:
-    memory = Memory(tempfile.mkdtemp() + "/m.db")
-    extractor = memory.extractor.get()
-    memory.embedder.embed_batch(texts[:10])
-    extractor.extract_batch(texts[:10])
+def bench_models_alone(models: Models, texts: list[str]) -> dict:
+    """The embedder alone, then NER alone, on ``texts``: the sequential model time."""
+    models.embedder.embed_batch(texts[:10])
+    models.extractor.extract_batch(texts[:10])
     start = time.perf_counter()
-    memory.embedder.embed_batch(texts)
+    models.embedder.embed_batch(texts)
     embed_s = time.perf_counter() - start
     start = time.perf_counter()
-    extractor.extract_batch(texts)
+    models.extractor.extract_batch(texts)
     ner_s = time.perf_counter() - start
-    memory.close()
     return {
         "embed_seconds": round(embed_s, 3),
         "embed_texts_per_s": round(len(texts) / embed_s, 1),
         "ner_seconds": round(ner_s, 3),
         "ner_texts_per_s": round(len(texts) / ner_s, 1),
+        "sequential_texts_per_s": round(len(texts) / (embed_s + ner_s), 1),
     }
 
 
-def bench_search(folder: Path, sizes: list[int], n_queries: int) -> dict:
-    memory = Memory(folder / "search.db")
+def bench_search(folder: Path, models: Models, sizes: list[int], n_queries: int) -> dict:
+    memory = models.memory(folder / "search.db")
     texts = make_texts(max(sizes), seed=2)
     queries = [q.split(" (note")[0] for q in make_texts(n_queries, seed=3)]
     out, loaded = {}, 0
@@ -170,33 +205,121 @@ def bench_search(folder: Path, sizes: list[int], n_queries: int) -> dict:
             "p50_ms": round(statistics.median(times), 2),
             "p95_ms": round(percentile(times, 0.95), 2),
         }
-    one = memory.embedder.embed_batch  # the unavoidable model time of one search
-    t0 = time.perf_counter()
-    for query in queries:
-        one([query])
-    out["query_embedding_ms"] = round((time.perf_counter() - t0) * 1000 / len(queries), 2)
+    out.update(query_models_ms(models, queries, memory.retrieval))
     memory.close()
     return out
+
+
+def query_models_ms(models: Models, queries: list[str], config) -> dict:
+    """The unavoidable model time of one search, each model alone: the query's embedding, and
+    its NER with the embedding of the entities it finds (median ms over the queries)."""
+    embed, ner = [], []
+    for query in queries:
+        t0 = time.perf_counter()
+        models.embedder.embed_batch([query])
+        t1 = time.perf_counter()
+        names = query_entities(query, models.extractor, config)
+        if names:
+            models.embedder.embed_batch(names)
+        t2 = time.perf_counter()
+        embed.append((t1 - t0) * 1000)
+        ner.append((t2 - t1) * 1000)
+    return {
+        "query_embedding_ms": round(statistics.median(embed), 2),
+        "query_ner_ms": round(statistics.median(ner), 2),
+    }
+
+
+def peak_rss_mb() -> float:
+    """VmHWM: the most resident memory this process has had."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def target(value: float, limit: float, higher_is_better: bool, model_limit=None) -> dict:
+    passed = value >= limit if higher_is_better else value <= limit
+    out = {"value": value, "limit": f"{'>=' if higher_is_better else '<='} {limit}"}
+    if model_limit is not None:
+        out["model_limit"] = model_limit
+    return {**out, "pass": passed}
+
+
+def targets(results: dict, sizes: list[int]) -> dict:
+    """Issue 15's targets, each next to the model-time limit measured in this run."""
+    add, alone = results["add_1000_entities_on"], results["models_alone_1000"]
+    model_s = alone["embed_seconds"] + alone["ner_seconds"]
+    long_add, long_alone = results["add_long_entities_on"], results["models_alone_long"]
+    long_model_s = long_alone["embed_seconds"] + long_alone["ner_seconds"]
+    search = results["search"]
+    query_ms = search["query_embedding_ms"] + search["query_ner_ms"]
+    out = {
+        "ingest_memories_per_s": target(
+            add["memories_per_s"], 200, True, alone["sequential_texts_per_s"]
+        ),
+        "ingest_x_sequential_model_time": target(round(add["seconds"] / model_s, 3), 1.0, False),
+        "long_texts_memories_per_s": target(
+            long_add["memories_per_s"], 60, True, long_alone["sequential_texts_per_s"]
+        ),
+        "long_texts_x_sequential_model_time": target(
+            round(long_add["seconds"] / long_model_s, 3), 1.0, False
+        ),
+    }
+    for size in sizes:
+        p50 = search[str(size)]["p50_ms"]
+        limit = 10 if size <= 1000 else 20
+        out[f"search_p50_ms_{size}"] = target(p50, limit, False, round(query_ms, 2))
+        out[f"search_{size}_x_query_models"] = target(round(p50 / query_ms, 2), 1.2, False)
+    out["peak_rss_mb"] = target(results["peak_rss_mb"], 500, False)
+    return out
+
+
+def with_previous(current: dict, previous_file: Path) -> dict:
+    """Each target with the value the previous results file gave it (None: not there)."""
+    try:
+        before = json.loads(previous_file.read_text()).get("targets", {})
+    except (OSError, ValueError):
+        before = {}
+    return {
+        name: {**t, "previous": before.get(name, {}).get("value")} for name, t in current.items()
+    }
+
+
+def print_targets(rows: dict) -> None:
+    print(f"{'target':36} {'value':>9} {'limit':>9} {'model limit':>12} {'previous':>9}  pass")
+    for name, t in rows.items():
+        model = "" if t.get("model_limit") is None else t["model_limit"]
+        previous = "" if t["previous"] is None else t["previous"]
+        print(f"{name:36} {t['value']:>9} {t['limit']:>9} {model:>12} {previous:>9}  {t['pass']}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--long", type=int, default=300, help="long-text turns to add")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "core.json"))
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     texts = make_texts(1000, seed=1)
+    long_texts = make_long_texts(args.long, seed=4)
     folder = Path(tempfile.mkdtemp(prefix="linkmem-bench-"))
+    models = Models(folder)
     results = {
-        "models_alone_1000": bench_models_alone(texts),
-        "add_1000_entities_off": bench_add(folder, texts, entities=False),
-        "add_1000_entities_on": bench_add(folder, texts, entities=True),
-        "search": bench_search(folder, sizes, args.queries),
+        "models_alone_1000": bench_models_alone(models, texts),
+        "add_1000_entities_off": bench_add(folder, models, texts, False, "add-off"),
+        "add_1000_entities_on": bench_add(folder, models, texts, True, "add-on"),
+        "models_alone_long": bench_models_alone(models, long_texts),
+        "add_long_entities_on": bench_add(folder, models, long_texts, True, "add-long"),
+        "search": bench_search(folder, models, sizes, args.queries),
     }
+    results["peak_rss_mb"] = peak_rss_mb()
+    results["targets"] = with_previous(targets(results, sizes), Path(args.out))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2))
-    print(json.dumps(results, indent=2))
+    print(json.dumps({k: v for k, v in results.items() if k != "targets"}, indent=2))
+    print_targets(results["targets"])
 
 
 if __name__ == "__main__":
