@@ -419,7 +419,7 @@ def measure(memory: Memory, size: int, n_queries: int) -> dict[str, Any]:
         "search_big_scope": timed_searches(memory, big_queries, ["big"] * n_queries),
         "query_models": model_times(memory, big_queries),
     }
-    if hasattr(memory.store, "search_reads"):
+    if memory.settings.store == "postgres":  # SQLite has a search_reads view too
         out.update(postgres_variants(memory, queries[:n_queries], scopes, big_queries))
     return {**out, **store_size(memory), "peak_rss_mb": peak_rss_mb()}
 
