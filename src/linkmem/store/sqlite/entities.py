@@ -231,13 +231,16 @@ class EntityTables:
         out: dict[str, list[str]] = defaultdict(list)
         for entities in iter_chunks(list(dict.fromkeys(entity_ids)), CHUNK // 2):
             for memories in iter_chunks(list(memory_ids), CHUNK // 2):
+                # Candidates first (CROSS JOIN fixes the order): walking a hub's links by
+                # entity reads all of them, the memory index reads only the candidates'.
                 rows = self.db.rows(
-                    f"SELECT e.id, m.id FROM {self.c}_entities e "
-                    f"JOIN {self.c}_links l ON l.entity = e.rowid "
-                    f"JOIN {self.c} m ON m.rowid = l.memory "
-                    f"WHERE e.id IN ({placeholders(len(entities))}) "
-                    f"AND m.id IN ({placeholders(len(memories))})",
-                    [*entities, *memories],
+                    f"SELECT e.id, m.id FROM {self.c} m "
+                    f"CROSS JOIN {self.c}_links l ON l.memory = m.rowid "
+                    f"JOIN {self.c}_entities e ON e.rowid = l.entity "
+                    f"WHERE m.id IN ({placeholders(len(memories))}) "
+                    f"AND l.entity IN (SELECT rowid FROM {self.c}_entities "
+                    f"WHERE id IN ({placeholders(len(entities))}))",
+                    [*memories, *entities],
                 )
                 for entity_id, memory_id in rows:
                     out[entity_id].append(memory_id)
