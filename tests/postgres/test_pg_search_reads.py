@@ -4,38 +4,21 @@ of the connection), with exactly the answers of the plain, one-read-at-a-time pa
 
 from __future__ import annotations
 
-import random
 import socket
 import threading
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from helpers import CapitalisedWordsExtractor
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from search_reads_cases import QUERIES, SMALL_POOL, all_results, plain_reads, results, seed
 
-import linkmem.search
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
-from linkmem.search import Signals
 from linkmem.store.postgres import search_reads
 
 pytestmark = pytest.mark.postgres
-
-NAMES = ["Max", "Lisbon", "Ana Lopez", "Berlin", "Project Falcon", "Rome", "Little Women"]
-NAMES += [f"Person{i}" for i in range(30)]
-WORDS = "dog walk park coffee deploy script book film trip dinner plan garden".split()
-QUERIES = [
-    "How is Max doing?",
-    "What did Ana Lopez read in Rome?",
-    "Person3 and Person7 plan a trip",
-    "coffee in Lisbon",
-    "Project Falcon deploy",
-    "Nobody Known here",
-    "Max dog walk park",
-]
 
 
 class RoundTripCounter:
@@ -87,71 +70,25 @@ def pg_dsn(request: pytest.FixtureRequest) -> str:
 
 
 def seeded_memory(dsn: str, connections: int = 1, **retrieval: Any) -> Memory:
-    memory = Memory(
-        store="postgres",
-        postgres={"dsn": dsn, "pool_min": connections, "pool_max": connections},
-        collection="t_" + uuid.uuid4().hex[:12],
-        embedder=FakeEmbedder(),
-        extractor=CapitalisedWordsExtractor(),
-        retrieval={"entity_pool_max_links": 6, **retrieval},
+    return seed(
+        Memory(
+            store="postgres",
+            postgres={"dsn": dsn, "pool_min": connections, "pool_max": connections},
+            collection="t_" + uuid.uuid4().hex[:12],
+            embedder=FakeEmbedder(),
+            extractor=CapitalisedWordsExtractor(),
+            retrieval={"entity_pool_max_links": 6, **retrieval},
+        )
     )
-    rng = random.Random(7)
-    texts = [
-        " ".join([*rng.sample(NAMES[:7], 1), *rng.sample(NAMES[7:], 2), *rng.sample(WORDS, 3)])
-        for _ in range(90)
-    ]
-    # Rare names (two memories each) for the second hop.
-    texts += [f"Rare{i // 2} {rng.choice(NAMES[:7])} {rng.choice(WORDS)}" for i in range(10)]
-    metadata = [{"n": i % 5, "topic": rng.choice(["pets", "work"])} for i in range(100)]
-    memory.add_batch(texts, user_id="alice", metadata=metadata)
-    memory.add_batch(texts[:20], user_id="bob")
-    return memory
-
-
-@contextmanager
-def plain_reads() -> Iterator[None]:
-    """Searches read the store directly, one read at a time."""
-    mp = pytest.MonkeyPatch()
-
-    @contextmanager
-    def plain(store: Any, plan: Any) -> Iterator[Any]:
-        yield store
-
-    mp.setattr(linkmem.search, "_reads", plain)
-    try:
-        yield
-    finally:
-        mp.undo()
-
-
-def results(memory: Memory, query: str, **kwargs: Any) -> list[tuple[Any, ...]]:
-    hits = memory.search(query, user_id="alice", explain=True, **kwargs)["results"]
-    return [(h["id"], h["memory"], h["score"], h["score_details"]) for h in hits]
-
-
-CASES = [
-    {},
-    {"top_k": 3},
-    {"top_k": 40},
-    {"filters": {"topic": "pets"}},
-    {"filters": {"n": 1}},  # fewer rows than the pool: the exact fallback
-    {"threshold": 0.05},
-    {"signals": Signals(entities=False)},
-    {"signals": Signals(dense=False)},
-    {"signals": Signals(keyword=False)},
-]
-
-
-SMALL_POOL = {"pool_min": 5, "pool_factor": 1}  # second-hop targets outside the first reads
 
 
 @pytest.mark.parametrize("retrieval", [{}, SMALL_POOL])
 def test_same_results_as_plain_reads(pg_dsn: str, retrieval: dict[str, int]) -> None:
     memory = seeded_memory(pg_dsn, **retrieval)
     try:
-        fetched = [results(memory, q, **case) for q in QUERIES for case in CASES]
+        fetched = all_results(memory)
         with plain_reads():
-            plain = [results(memory, q, **case) for q in QUERIES for case in CASES]
+            plain = all_results(memory)
         assert fetched == plain
         assert any(len(r) > 3 for r in fetched)
     finally:
@@ -175,9 +112,9 @@ def test_same_results_on_two_connections(
 
     try:
         monkeypatch.setattr(search_reads.SearchReads, "fetch_first", recorded)
-        fetched = [results(memory, q, **case) for q in QUERIES for case in CASES]
+        fetched = all_results(memory)
         with plain_reads():
-            plain = [results(memory, q, **case) for q in QUERIES for case in CASES]
+            plain = all_results(memory)
         assert fetched == plain
         assert all(side for side, _ in seen)
         assert any(not every for _, every in seen) == (keyword_all == 1)
