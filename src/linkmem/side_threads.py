@@ -1,10 +1,12 @@
 """One process-wide pool of threads for work that runs beside a model call.
 
 A search extracts its query's entities while the embedder encodes the query: starting a
-thread for that costs ~1.5 ms, a tenth of a search, so the threads are kept. Callers wait
-only for their own futures and never submit from inside the pool, so the pool cannot
-deadlock on itself; it is sized for a server's concurrent searches, and its threads start
-only when needed. A forked child gets a new pool (the parent's threads do not exist there).
+thread for that costs ~1.5 ms, a tenth of a search, so the threads are kept; the ONNX
+embedder runs a large batch's chunks on them too. Callers wait only for their own futures,
+and a caller inside the pool (the embedder, called from a query's entity job) cancels what
+has not started and does that share itself, so the pool cannot deadlock on itself; it is
+sized for a server's concurrent searches, and its threads start only when needed. A forked
+child gets a new pool (the parent's threads do not exist there).
 """
 
 from __future__ import annotations

@@ -1,0 +1,139 @@
+"""The ONNX model as onnxruntime optimises it, saved once so later processes skip optimising.
+
+Every session built from the shipped model optimises its graph again (node fusions, and
+constant folding that turns the int8 embedding table into float32): about 0.1-0.15 s of a
+cold ``linkmem search``. The first session saves its optimised graph under
+``$LINKMEM_HOME/cache/``; later sessions open that file with optimisations off and give
+identical vectors. The graph is saved at the "extended" level, which holds no
+hardware-specific layout (for this model it is byte-identical to the "all" level).
+
+The file name holds the model file's size and modification time, the onnxruntime version
+and the machine type, so a new model or runtime writes a new file (and removes the older
+ones). It is written under a temporary name and renamed into place, so processes starting
+together never read half a file. A cache that cannot be written (read-only folder, full
+disk) or read is skipped with a log message: the session is then built the normal way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+PREFIX = "onnx-optimised-"
+SUFFIX = ".onnx"
+#: A temporary file older than this is left over from a crashed writer: removed.
+STALE_TEMP_SECONDS = 3600.0
+#: The cache's folder (default ``$LINKMEM_HOME/cache``), or "0" to build every session from
+#: the model file (no cache read or written).
+CACHE_ENV = "LINKMEM_ONNX_CACHE"
+_OFF = ("0", "false", "no", "off")
+
+Build = Callable[[str, Any], Any]
+
+
+def cache_enabled(env: Mapping[str, str] = os.environ) -> bool:
+    return env.get(CACHE_ENV, "").strip().lower() not in _OFF
+
+
+def default_cache_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """``$LINKMEM_ONNX_CACHE`` if it names a folder, else ``<linkmem home>/cache``
+    (``$LINKMEM_HOME``, else the per-user data folder)."""
+    from linkmem.config import default_home
+
+    folder = env.get(CACHE_ENV, "").strip()
+    if folder and folder.lower() not in _OFF:
+        return Path(folder)
+    return Path(default_home(env)) / "cache"
+
+
+def cache_key(model: Path, runtime_version: str) -> str:
+    """Changes whenever the model file, onnxruntime or the machine type does."""
+    stat = model.stat()
+    raw = f"{model.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{runtime_version}|"
+    raw += platform.machine()
+    return hashlib.sha256(raw.encode()).hexdigest()[:20]
+
+
+def cached_session(model: Path, cache_dir: Path, options: Any, build: Build) -> Any:
+    """A session of ``model`` built by ``build(path, options)``, through the cache.
+
+    ``options`` are the session's usual options; this sets their optimisation level and,
+    on a miss, where the optimised graph is saved.
+    """
+    import onnxruntime as ort
+
+    target = cache_dir / f"{PREFIX}{cache_key(model, ort.__version__)}{SUFFIX}"
+    if target.is_file():
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        try:
+            return build(str(target), options)
+        except Exception as exc:  # a damaged file: rebuild it below
+            log.warning("linkmem: cached ONNX model %s unusable (%s); rebuilding it", target, exc)
+    return _build_and_save(model, target, options, build)
+
+
+def _build_and_save(model: Path, target: Path, options: Any, build: Build) -> Any:
+    import onnxruntime as ort
+
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    temp = _temp_file(target.parent)
+    if temp is None:
+        return build(str(model), options)
+    options.optimized_model_filepath = str(temp)
+    try:
+        session = build(str(model), options)
+    except Exception as exc:  # e.g. the disk is full: build without saving
+        temp.unlink(missing_ok=True)
+        log.info("linkmem: could not save the optimised ONNX model (%s); not caching", exc)
+        options.optimized_model_filepath = ""
+        return build(str(model), options)
+    try:
+        os.chmod(temp, 0o644)  # as a plain file would be (mkstemp makes it private)
+        os.replace(temp, target)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        log.info("linkmem: could not save the optimised ONNX model (%s); not caching", exc)
+        return session
+    _remove_others(target)
+    return session
+
+
+def _temp_file(folder: Path) -> Path | None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=f".{PREFIX}", suffix=".tmp", dir=folder)
+        os.close(handle)
+    except OSError as exc:
+        log.info("linkmem: ONNX model cache %s not writable (%s); not caching", folder, exc)
+        return None
+    return Path(name)
+
+
+def _remove_others(keep: Path) -> None:
+    """Remove the cache's other optimised models (older model files or runtimes) and
+    temporary files left by crashed writers."""
+    now = time.time()
+    for path in keep.parent.iterdir():
+        name = path.name
+        stale_temp = name.startswith(f".{PREFIX}") and _age(path, now) > STALE_TEMP_SECONDS
+        if path != keep and (stale_temp or (name.startswith(PREFIX) and name.endswith(SUFFIX))):
+            try:
+                path.unlink()
+            except OSError:
+                pass  # another process removed it, or it is not ours to remove
+
+
+def _age(path: Path, now: float) -> float:
+    try:
+        return now - path.stat().st_mtime
+    except OSError:
+        return 0.0
