@@ -8,18 +8,19 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from linkmem.cli import render
 from linkmem.cli.app import app, open_memory
 from linkmem.cli.options import Agent, Json, Run, User, scope
 from linkmem.errors import LinkmemError
-from linkmem.ingest import FileImport, restore_file
 from linkmem.memory import Memory
 from linkmem.transfer import export_header
+
+if TYPE_CHECKING:  # imported by the command itself: other commands start without them
+    from linkmem.ingest import FileImport
 
 RESUME_HINT = "run the same command with --skip-existing to import the rest without duplicates"
 
@@ -27,6 +28,14 @@ RESUME_HINT = "run the same command with --skip-existing to import the rest with
 @contextmanager
 def import_progress(total: int, enabled: bool) -> Iterator[Callable[[int], None]]:
     """A rich progress bar on a terminal; nothing when disabled or piped."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     progress = Progress(
         TextColumn("[bold]Importing"),
         BarColumn(),
@@ -146,6 +155,8 @@ def import_file(
         _refuse_for_export(user, agent, run, skip_existing=skip_existing)
         _restore(ctx, path, header, batch_size, as_json)
         return
+    from linkmem.ingest import FileImport
+
     memory = open_memory(ctx)
     if not isinstance(memory, Memory):  # a RemoteMemory: the server checks and writes it
         ids = scope(user, agent, run)
@@ -191,6 +202,8 @@ def _refuse_for_export(*scope_ids: str | None, skip_existing: bool) -> None:
 def _restore(
     ctx: typer.Context, path: Path, header: dict[str, Any], batch_size: int, as_json: bool
 ) -> None:
+    from linkmem.ingest import restore_file
+
     counts = header.get("counts")
     total = 1 + sum(counts.values()) if isinstance(counts, dict) else 0
     memory = open_memory(ctx)

@@ -7,14 +7,16 @@ import logging
 import os
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from linkmem.cli.app import GlobalOptions, app, global_options, open_local_memory
 from linkmem.config import ENV_VARS, resolve_settings
 from linkmem.mcp_server.clients import CLIENTS, client_config
-from linkmem.mcp_server.scope import BoundScope
+
+if TYPE_CHECKING:  # imported by the command itself (it brings getpass): others start faster
+    from linkmem.mcp_server.scope import BoundScope
 
 McpClient = Enum("McpClient", {name: name for name in CLIENTS}, type=str)
 _SECRET = ("API_KEY", "DSN")  # environment variables never printed into a config
@@ -51,6 +53,8 @@ def _bound_scope(
     opts: GlobalOptions, user: str | None, agent: str | None, run: str | None
 ) -> BoundScope:
     """Flags (or their environment variables) first, then the config file's ``[mcp]``."""
+    from linkmem.mcp_server.scope import BoundScope
+
     if user is None and agent is None and run is None:
         configured = resolve_settings(opts.overrides(), config_file=opts.config).mcp
         user, agent, run = configured.user_id, configured.agent_id, configured.run_id

@@ -1,0 +1,192 @@
+"""Where a search's time goes: each step of ``linkmem.search.run_search``, per scope size.
+
+    python benchmarks/bench_search_phases.py [--sizes 1000,10000] [--queries 100] [--rounds 3]
+        [--out FILE]
+
+One SQLite store, one scope holding each of ``--sizes`` memories (``bench_core.make_texts``,
+entities on, the default models loaded once). Each query is timed as a whole
+(``Memory.search``, top_k 10) and by step, by wrapping the functions ``run_search`` calls:
+the query's models (``encode_query``: the query's embedding beside its NER and the
+embedding of the entity names), the prefetch of the search's reads, dense candidates, BM25
+candidates, the entity signal, fusion (with the exact scores it completes), the second hop,
+the records, and the rest (validation, result dicts). Steps are medians over the queries,
+so they need not add up to the total's median.
+
+Query-model variants run interleaved, ``--rounds`` times, on the same queries:
+- ``side``: the shipped ``encode_query`` (the query embedded while a side thread runs NER
+  and then embeds the entity names), one onnxruntime thread per call;
+- ``intra2``: the same with the session of two intra-op threads (as before fe18f66);
+- ``serial``: NER, then the query and the names in two calls, nothing beside;
+- ``one_call``: NER, then the query and the names in one call.
+Numbers go to ``benchmarks/results/search_phases.json`` (or ``--out``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from bench_core import Models, make_texts
+
+import linkmem.search as search_module
+from linkmem.embed import onnx
+from linkmem.encoding import encode_query
+from linkmem.entities.boost import query_entities
+
+STEPS = {
+    "_dense": "dense",
+    "_keyword": "bm25",
+    "entity_boosts": "entities",
+    "hop_targets": "hop",
+}
+
+
+class Clock:
+    """Seconds per step of the current query."""
+
+    def __init__(self) -> None:
+        self.current: dict[str, float] = defaultdict(float)
+
+    def wrap(self, name, fn):
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.current[name] += time.perf_counter() - start
+
+        return timed
+
+
+def instrument(clock: Clock) -> None:
+    for attr, name in STEPS.items():
+        setattr(search_module, attr, clock.wrap(name, getattr(search_module, attr)))
+    search_module._Scores.fuse = clock.wrap("fusion", search_module._Scores.fuse)
+    original_reads = search_module._reads
+
+    @contextmanager
+    def reads(store, plan):
+        start = time.perf_counter()
+        with original_reads(store, plan) as view:
+            clock.current["prefetch"] += time.perf_counter() - start
+            original_get = view.get_memories
+
+            def get_memories(ids):
+                t0 = time.perf_counter()
+                try:
+                    return original_get(ids)
+                finally:
+                    clock.current["records"] += time.perf_counter() - t0
+
+            view.get_memories = get_memories
+            try:
+                yield view
+            finally:
+                del view.get_memories
+
+    search_module._reads = reads
+
+
+def query_variants(models: Models, config) -> dict:
+    """The query-model variants (see the module docstring), as ``encode_query`` stand-ins."""
+    embedder, extractor = models.embedder, models.extractor
+    shipped = encode_query
+
+    def serial(query, embedder_, extractor_, config_):
+        names = query_entities(query, extractor, config) if extractor_ is not None else []
+        return np.concatenate([embedder.embed_batch([query]), _embed(embedder, names)])
+
+    def one_call(query, embedder_, extractor_, config_):
+        names = query_entities(query, extractor, config) if extractor_ is not None else []
+        return embedder.embed_batch([query, *names])
+
+    return {"side": shipped, "intra2": shipped, "serial": serial, "one_call": one_call}
+
+
+def _embed(embedder, texts):
+    return embedder.embed_batch(texts) if texts else np.zeros((0, embedder.dim), np.float32)
+
+
+def intra_op_session(threads: int):
+    import onnxruntime as ort
+
+    options = onnx._session_options()
+    options.intra_op_num_threads = threads
+    path = onnx.default_model_path()
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def run(memory, queries: list[str], clock: Clock) -> dict:
+    totals, steps = [], defaultdict(list)
+    for query in queries:
+        clock.current.clear()
+        start = time.perf_counter()
+        memory.search(query, user_id="bench", top_k=10)
+        totals.append((time.perf_counter() - start) * 1000)
+        for name, seconds in clock.current.items():
+            steps[name].append(seconds * 1000)
+    out = {"total_p50_ms": round(statistics.median(totals), 2)}
+    out.update({f"{k}_ms": round(statistics.median(v), 2) for k, v in sorted(steps.items())})
+    return out
+
+
+def bench_size(memory, models, queries, rounds: int, clock: Clock) -> dict:
+    variants = query_variants(models, memory.retrieval)
+    sessions = {"intra2": intra_op_session(2)}
+    shipped_session = models.embedder._session
+    results: dict[str, list[dict]] = defaultdict(list)
+    for _ in range(rounds):
+        for name, encode in variants.items():
+            search_module.encode_query = clock.wrap("query_models", encode)
+            models.embedder._session = sessions.get(name, shipped_session)
+            results[name].append(run(memory, queries, clock))
+    models.embedder._session = shipped_session
+    return {name: median_of_rounds(runs) for name, runs in results.items()}
+
+
+def median_of_rounds(runs: list[dict]) -> dict:
+    return {k: round(statistics.median(r[k] for r in runs if k in r), 2) for k in runs[0]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--out", default=str(Path(__file__).parent / "results" / "search_phases.json")
+    )
+    args = parser.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    folder = Path(tempfile.mkdtemp(prefix="linkmem-phases-"))
+    models = Models(folder)
+    clock = Clock()
+    memory = models.memory(folder / "search.db")
+    texts = make_texts(max(sizes), seed=2)
+    queries = [q.split(" (note")[0] for q in make_texts(args.queries, seed=3)]
+    instrument(clock)
+    results: dict = {"load_before": round(os.getloadavg()[0], 2), "sizes": {}}
+    loaded = 0
+    for size in sizes:
+        for start in range(loaded, size, 1000):
+            memory.add_batch(texts[start : min(size, start + 1000)], user_id="bench")
+        loaded = size
+        memory.search(queries[0], user_id="bench")  # warm the scope's vector cache
+        results["sizes"][str(size)] = bench_size(memory, models, queries, args.rounds, clock)
+    results["load_after"] = round(os.getloadavg()[0], 2)
+    memory.close()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2))
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
