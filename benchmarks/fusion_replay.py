@@ -5,15 +5,17 @@
 
 Builds the store as ``linkmem eval locomo`` does (one memory per turn, one ``add_batch`` and
 scope per conversation, default models) and searches every question with the full system and
-``top_k`` = the conversation's size, so every memory of the scope is a candidate. The signals
+``top_k`` = the conversation's size, so every memory of the scope is a candidate, with keyword
+context off (``keyword_context_weight`` 0: postings of each memory's own words). The signals
 ``fuse_all`` receives (cosine, raw BM25, entity boost, hop) are kept per memory (cached in
 ``--signals``). Each variant then re-scores every memory from those signals and the turns'
 text: BM25 is recomputed with ``linkmem.rank.bm25``'s formula over documents expanded with
-their neighbour turns (BM25F-like: neighbours' term counts and lengths at ``weight``), or
-scaled by the query-term coverage, and fused as ``rank.fusion.fuse`` does. The baseline
-replays the real ranking exactly (same recall as ``linkmem eval locomo``); a variant is exact
-but for the candidate pool (every memory here, the pool of a real search is smaller) and the
-hop targets (those of the default ranking).
+their neighbour turns (BM25F-like: neighbours' term counts and lengths at ``weight``, each
+neighbour's weight scaled by ``length_ratio`` as ``linkmem.rank.neighbour_terms`` does), or
+scaled by the query-term coverage, and fused as ``rank.fusion.fuse`` does. The "own words"
+rows replay ``linkmem eval locomo`` with ``keyword_context_weight`` 0 exactly; a variant is
+exact but for the candidate pool (every memory here, the pool of a real search is smaller),
+the hop targets (those of the own-words ranking) and the store's rounding of context weights.
 
 Prints and writes, per variant, recall@10 / @25 of categories 1-4, multi-hop @10 and recall@10
 per conversation (the leave-one-out folds: constants are fixed, so a held-out fold's score is
@@ -29,7 +31,7 @@ import pickle
 import tempfile
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +59,9 @@ def dump_signals(data: Path, out: Path) -> None:
     search_module.fuse_all = spy
     conversations = []
     with tempfile.TemporaryDirectory() as tmp:
-        memory = Memory(Path(tmp) / "replay.db", store="sqlite", entities=True)
+        # The keyword signal of the dump is the memories' own words; variants add context.
+        own_words = {"keyword_context_weight": 0.0}
+        memory = Memory(Path(tmp) / "replay.db", store="sqlite", entities=True, retrieval=own_words)
         try:
             for conv in load_locomo(data):
                 texts = [t.memory_text for t in conv.turns]
@@ -144,6 +148,8 @@ class Variant:
 
     window: int = 0  # neighbour turns on each side whose words a document carries
     weight: float = 0.0  # their term counts and lengths count this much
+    length_ratio: float = 0.0  # >0: a neighbour's weight times min(1, ratio * ref / its length)
+    length_ref: str = "own"  # ref: the memory's own length, or "mean" (the batch's mean)
     coverage_power: float = 0.0  # BM25 part times (IDF share of query terms matched) ** power
     steepness: float = CONFIG.bm25_steepness
     midpoint_base: float = CONFIG.bm25_midpoint_base
@@ -160,15 +166,25 @@ def expanded_bm25(conv: Conversation, q: Question, v: Variant) -> tuple[np.ndarr
     if v.window and v.weight:
         near_tf, near_len = np.zeros_like(tf), np.zeros(n)
         for off in range(1, v.window + 1):
-            near_tf[off:] += tf[:-off]
-            near_tf[:-off] += tf[off:]
-            near_len[off:] += lengths[:-off]
-            near_len[:-off] += lengths[off:]
-        tf, lengths = tf + v.weight * near_tf, lengths + v.weight * near_len
+            for me, other in ((slice(off, None), slice(None, -off)),
+                              (slice(None, -off), slice(off, None))):  # fmt: skip
+                w = _neighbour_weight(lengths[me], lengths[other], float(lengths.mean()), v)
+                near_tf[me] += w[:, None] * tf[other]
+                near_len[me] += w * lengths[other]
+        tf, lengths = tf + near_tf, lengths + near_len
     df = (tf > 0).sum(0)
     idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
     norm = K1 * (1 - B + B * lengths / lengths.mean())
     return idf * tf * (K1 + 1) / (tf + norm[:, None]), idf
+
+
+def _neighbour_weight(own: np.ndarray, other: np.ndarray, mean: float, v: Variant) -> np.ndarray:
+    """Each neighbour's weight: ``weight``, times min(1, ratio * reference / its length) when
+    ``length_ratio`` is set (reference: the memory's own length, or the batch mean)."""
+    if not v.length_ratio:
+        return np.full(len(own), v.weight)
+    ref = own if v.length_ref == "own" else np.full(len(own), mean)
+    return v.weight * np.minimum(1.0, v.length_ratio * ref / np.maximum(other, 1.0))
 
 
 def score(conv: Conversation, q: Question, v: Variant) -> np.ndarray:
@@ -221,9 +237,17 @@ def recalls(convs: list[Conversation], scorer: Scorer) -> dict[str, Any]:
     }
 
 
+#: The defaults' keyword context (``RetrievalConfig.keyword_context_*``).
+NEIGHBOURS = Variant(
+    window=CONFIG.keyword_context_window,
+    weight=CONFIG.keyword_context_weight,
+    length_ratio=CONFIG.keyword_context_length_ratio,
+)
 VARIANTS: dict[str, Variant] = {
-    "full (default)": Variant(),
-    "dense+bm25 (default)": Variant(entity_scale=0.0),
+    "full (own words)": Variant(),
+    "dense+bm25 (own words)": Variant(entity_scale=0.0),
+    "full (default: neighbour words)": NEIGHBOURS,
+    "dense+bm25 (default: neighbour words)": replace(NEIGHBOURS, entity_scale=0.0),
     "full without BM25 (replay)": Variant(keyword=False),
     "coverage^1": Variant(coverage_power=1.0),
     "coverage^2": Variant(coverage_power=2.0),
@@ -239,6 +263,8 @@ VARIANTS: dict[str, Variant] = {
         window=2, weight=0.5, steepness=0.7, entity_scale=0.5
     ),
     "neighbours w2 x0.5, coverage^1": Variant(window=2, weight=0.5, coverage_power=1.0),
+    "neighbours w2 x0.5, length ratio 1": Variant(window=2, weight=0.5, length_ratio=1.0),
+    "neighbours w2 x0.5, length ratio 2": Variant(window=2, weight=0.5, length_ratio=2.0),
 }
 
 

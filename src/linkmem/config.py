@@ -27,10 +27,25 @@ class RetrievalConfig:
     #: Memories written in one call are a conversation: each one's search vector blends in
     #: the mean direction of its neighbours (``context_window`` on each side) with this
     #: weight. LoCoMo dev, dense+BM25 recall@10 / @25: 0.674 / 0.768 without, 0.697 / 0.792
-    #: at (0.5, 1), 0.713 / 0.803 at (0.6, 2); no extra model time. 0 turns it off. Keyword
-    #: postings stay the memory's own words (context there blurs what BM25 is for).
+    #: at (0.5, 1), 0.713 / 0.803 at (0.6, 2); no extra model time. 0 turns it off. (The
+    #: keyword index has its own neighbour words: ``keyword_context_*`` below.)
     context_weight: float = 0.6
     context_window: int = 2
+    #: Each memory's BM25 document also carries the terms of the memories written beside it
+    #: in the same call (``linkmem.rank.neighbour_terms``), ``keyword_context_window`` on
+    #: each side, at ``keyword_context_weight`` each, scaled by min(1,
+    #: ``keyword_context_length_ratio`` * own length / neighbour's length) (0: unscaled), so
+    #: a short turn beside a long answer takes only part of its words. 0 weight turns it off;
+    #: a memory written alone has no context. Chosen by the worst leave-one-out fold of
+    #: ``benchmarks/fusion_replay.py`` (full, recall@10 of categories 1-4; worst fold in
+    #: brackets), own words only -> (2, 0.5) -> (2, 0.5, ratio 4): LoCoMo dev 0.732 (0.683)
+    #: -> 0.773 (0.738) -> 0.774 (0.738); synthetic 0.703 (0.654) -> 0.780 (0.752) -> 0.780
+    #: (0.752); long chats 0.708 (0.690) -> 0.708 (0.643) -> 0.732 (0.690). Window 1 or weight
+    #: 0.3: dev worst fold 0.708 / 0.714; ratio 1 / 2 / 3: dev worst 0.719 / 0.723 / 0.730,
+    #: ratios 4-8 alike.
+    keyword_context_weight: float = 0.5
+    keyword_context_window: int = 2
+    keyword_context_length_ratio: float = 4.0
     #: Weight of the dense cosine (clamped at 0) in the fused score.
     dense_weight: float = 1.0
     #: Every cosine constant here (``dense_weight``, the entity thresholds and boosts, the

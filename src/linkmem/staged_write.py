@@ -8,8 +8,9 @@ So what a call holds beside its records is one chunk's vectors, terms and rows, 
 the batch. It is still one transaction: a failure or a crash leaves nothing of the batch.
 
 Linking a staged batch resolves each chunk's entities against the scope as it stands after
-the earlier chunks (as consecutive ``add_batch`` calls would); context blending reads the
-neighbours across chunk edges, so every memory's search vector is the one the whole batch
+the earlier chunks (as consecutive ``add_batch`` calls would); context blending and the
+neighbour words of the keyword index (``linkmem.rank.neighbour_terms``) read the neighbours
+across chunk edges, so every memory's search vector and postings are the ones the whole batch
 gives.
 """
 
@@ -28,6 +29,7 @@ from linkmem.encoding import encode_batch
 from linkmem.entities.linker import LinkPlan, apply_links
 from linkmem.extract.base import EntityExtractor, ExtractedEntity
 from linkmem.rank.context import contextual_vectors
+from linkmem.rank.neighbour_terms import context_terms
 from linkmem.rank.terms import terms_batch
 from linkmem.records import history_event
 from linkmem.store.base import NewMemory, Store
@@ -53,7 +55,8 @@ def write_new(store: Store, models: Models, records: Sequence[MemoryRecord]) -> 
     if len(records) <= WRITE_CHUNK:
         encoded = encode_batch([r.text for r in records], *_model_args(models))
         vectors = contextual_vectors(encoded.vectors, config.context_window, config.context_weight)
-        store.run_in_transaction(_chunk_writer(store, config, records, vectors, encoded.plan))
+        writer = _chunk_writer(store, config, records, range(len(records)), vectors, encoded.plan)
+        store.run_in_transaction(writer)
         return
     with tempfile.TemporaryFile(prefix="linkmem-batch-") as spill:
         rows = Rows(spill, models.embedder.dim, len(records))
@@ -62,7 +65,8 @@ def write_new(store: Store, models: Models, records: Sequence[MemoryRecord]) -> 
         def write() -> None:
             for chunk in staged:
                 vectors, plan = chunk.read(rows, config)
-                _chunk_writer(store, config, records[chunk.start : chunk.stop], vectors, plan)()
+                span = range(chunk.start, chunk.stop)
+                _chunk_writer(store, config, records, span, vectors, plan)()
 
         store.run_in_transaction(write)
 
@@ -78,13 +82,18 @@ def _starts(n: int) -> range:
 def _chunk_writer(
     store: Store,
     config: RetrievalConfig,
-    records: Sequence[MemoryRecord],
+    batch: Sequence[MemoryRecord],
+    span: range,
     vectors: np.ndarray,
     plan: LinkPlan | None,
 ) -> Callable[[], None]:
-    """Writes ``records`` with their (context-blended) search vectors and their links."""
-    texts = [r.text for r in records]
-    new = [NewMemory(r, vec, t) for r, vec, t in zip(records, vectors, terms_batch(texts))]
+    """Writes ``batch[span]`` with their (context-blended) search vectors, their own and
+    their neighbours' terms, and their links."""
+    records = batch[span.start : span.stop]
+    new = [
+        NewMemory(r, vec, own, context)
+        for r, vec, (own, context) in zip(records, vectors, _keyword_docs(batch, span, config))
+    ]
     history = [history_event(r, "ADD", None, r.text, r.created_at) for r in records]
 
     def write() -> None:
@@ -95,6 +104,25 @@ def _chunk_writer(
         store.append_history(history)
 
     return write
+
+
+def _keyword_docs(
+    batch: Sequence[MemoryRecord], span: range, config: RetrievalConfig
+) -> list[tuple[list[str], dict[str, int]]]:
+    """Own terms and context terms of ``batch[span]``, its neighbours read across the span's
+    edges (only the ``keyword_context_window`` records beyond each edge are tokenised)."""
+    window = max(0, config.keyword_context_window) if config.keyword_context_weight > 0 else 0
+    lo, hi = max(0, span.start - window), min(len(batch), span.stop + window)
+    docs = terms_batch([r.text for r in batch[lo:hi]])
+    rows = range(span.start - lo, span.stop - lo)
+    contexts = context_terms(
+        docs,
+        window,
+        config.keyword_context_weight,
+        config.keyword_context_length_ratio,
+        rows,
+    )
+    return [(docs[i], context) for i, context in zip(rows, contexts)]
 
 
 class Rows:

@@ -57,7 +57,8 @@ def _lines(*texts: str) -> list[dict[str, str]]:
 
 
 def test_a_name_in_the_query_boosts_all_its_memories_however_many(make_memory):
-    memory = make_memory(retrieval={"entity_pool_max_links": 2})  # Anna (3 links) is a hub
+    # Anna (3 links) is a hub; no neighbour words, so only the name boost separates the lines
+    memory = make_memory(retrieval={"entity_pool_max_links": 2, "keyword_context_weight": 0.0})
     memory.add(
         _lines(
             "Anna: we went hiking in the mountains",

@@ -17,22 +17,24 @@ def idf(n_docs: int, doc_freq: int) -> float:
 
 
 def term_score(
-    tf: int, doc_len: int, avg_len: float, idf_value: float, k1: float, b: float
+    tf: float, doc_len: float, avg_len: float, idf_value: float, k1: float, b: float
 ) -> float:
     norm = k1 * (1.0 - b + b * doc_len / avg_len) if avg_len > 0 else k1
     return idf_value * tf * (k1 + 1.0) / (tf + norm)
 
 
 def score_document(
-    doc_terms: Mapping[str, int],
-    doc_len: int,
+    doc_terms: Mapping[str, float],
+    doc_len: float,
     query: Sequence[str],
     idfs: Mapping[str, float],
     avg_len: float,
     k1: float = K1,
     b: float = B,
 ) -> float:
-    """BM25 of one document (its term counts) for the unique ``query`` terms."""
+    """BM25 of one document (its term counts) for the unique ``query`` terms. With context
+    terms (``linkmem.rank.neighbour_terms``) a count is the term's own count plus its context
+    weight, and ``doc_len`` the own length plus the context weights' sum."""
     return sum(
         term_score(doc_terms[t], doc_len, avg_len, idfs[t], k1, b)
         for t in query

@@ -1,7 +1,9 @@
 """The backend-independent half of ``Store.audit``: the invariants every store must keep.
 
 A consistent store has, for every memory, a finite non-zero vector of the store's dimension,
-BM25 postings equal to the terms of its own text (and a document length to match), links only
+BM25 postings whose own counts equal the terms of its own text (and a document length to
+match) and whose context weights (``linkmem.rank.neighbour_terms``, written with the memory
+from its neighbours of that call) sum to its context length, links only
 to entities of its own scope, and a history that starts with ADD and ends at its current text;
 every entity has at least one link; and each scope's BM25 statistics (document count, total
 length) equal the sums over its memories. ``audit`` reads all of it from one snapshot.
@@ -23,13 +25,39 @@ from linkmem.types import EntityRecord, HistoryEvent, MemoryRecord, Scope
 #: Problem kinds, with what each means (``linkmem check`` prints these).
 KINDS = {
     "bad_vector": "memories whose vector is missing, of the wrong size, not finite or zero",
-    "wrong_postings": "memories whose BM25 postings or length differ from their text's terms",
+    "wrong_postings": "memories whose BM25 postings or length differ from their text's terms "
+    "(or whose context length differs from their context terms)",
     "orphan_entity": "entities with no link to any memory",
     "foreign_link": "links between a memory and an entity of another scope",
     "history_gap": "memories whose history does not start with ADD and end at their text",
     "stale_stats": "scopes whose BM25 document count or total length is off",
-    "stray_postings": "postings of no memory, or filed under another scope",
+    "stray_postings": "postings of no memory, of no weight, or filed under another scope",
 }
+
+
+@dataclass
+class StoredPostings:
+    """A memory's keyword document as stored: own length and counts, context length and
+    weights (1/CONTEXT_SCALE units); a term of both kinds is in both."""
+
+    doc_len: int = -1
+    tf: Counter[str] = field(default_factory=Counter)
+    ctx_len: int = 0
+    context: dict[str, int] = field(default_factory=dict)
+
+    def add(self, term: str, tf: int, ctx: int) -> None:
+        if tf:
+            self.tf[term] = tf
+        if ctx:
+            self.context[term] = ctx
+
+    def matches(self, expected: list[str]) -> bool:
+        """Own postings equal the text's ``expected`` terms; the context adds up."""
+        return (
+            self.doc_len == len(expected)
+            and self.tf == Counter(expected)
+            and self.ctx_len == sum(self.context.values())
+        )
 
 
 @dataclass
@@ -74,8 +102,8 @@ class AuditMixin:
     _export_links: Callable[[int], Iterator[tuple[str, str]]]
     _export_history: Callable[[int], Iterator[HistoryEvent]]
 
-    def postings_of(self, ids: Sequence[str]) -> dict[str, tuple[int, Counter[str]]]:
-        """memory id -> (stored document length, ``{term: tf}`` of its postings)."""
+    def postings_of(self, ids: Sequence[str]) -> dict[str, StoredPostings]:
+        """memory id -> its stored keyword document."""
         raise NotImplementedError
 
     def bookkeeping_problems(self) -> dict[str, list[str]]:
@@ -118,9 +146,7 @@ class AuditMixin:
     def _audit_postings(self, report: AuditReport, records: list[MemoryRecord]) -> None:
         stored = self.postings_of([r.id for r in records])
         for record in records:
-            expected = terms(record.text)
-            doc_len, postings = stored.get(record.id, (-1, Counter()))
-            if doc_len != len(expected) or postings != Counter(expected):
+            if not stored.get(record.id, StoredPostings()).matches(terms(record.text)):
                 report.problems["wrong_postings"].append(record.id)
 
     def _audit_links(self, report: AuditReport, scopes: dict[str, Scope], batch_size: int) -> None:

@@ -12,6 +12,7 @@ opens its own.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -35,11 +36,26 @@ class Capabilities:
 
 @dataclass(frozen=True)
 class NewMemory:
-    """A memory to write, with its vector and BM25 terms (repeats = term frequency)."""
+    """A memory to write, with its vector and BM25 terms (repeats = term frequency), and the
+    context terms its keyword document also carries (``linkmem.rank.neighbour_terms``:
+    ``{term: weight in 1/CONTEXT_SCALE units}``, empty for a memory written alone)."""
 
     record: MemoryRecord
     vector: np.ndarray
     terms: list[str]
+    context: dict[str, int] = field(default_factory=dict)
+
+
+def posting_rows(
+    terms: Sequence[str], context: dict[str, int]
+) -> list[tuple[str, int, int, int, int]]:
+    """``(term, tf, doc_len, ctx, ctx_len)`` of a memory's own terms and context terms."""
+    own = Counter(terms)
+    doc_len, ctx_len = len(terms), sum(context.values())
+    return [
+        (t, own.get(t, 0), doc_len, context.get(t, 0), ctx_len)
+        for t in dict.fromkeys([*own, *context])
+    ]
 
 
 @dataclass(frozen=True)
@@ -117,7 +133,8 @@ class Store(Protocol):
     def update_memory(
         self, record: MemoryRecord, vector: np.ndarray | None, terms: list[str] | None
     ) -> None:
-        """Replace text/metadata/updated_at; vector and terms only when given."""
+        """Replace text/metadata/updated_at; vector and terms only when given (new terms
+        replace the memory's own postings; its context terms are kept)."""
         ...
 
     def delete_memories(self, ids: Sequence[str]) -> None:

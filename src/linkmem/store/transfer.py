@@ -15,8 +15,11 @@ An export is one JSON object per line, in this order:
    ``role``, ``actor_id``, oldest first (kept for deleted memories too).
 
 Every row has a ``type`` naming its kind. Vectors are base64 of little-endian float32 bytes (the
-on-disk format of the SQLite store), so they move between backends bit for bit. BM25 terms are
-not exported: they are recomputed from the text on import (``linkmem.rank.terms``).
+on-disk format of the SQLite store), so they move between backends bit for bit. A memory's own
+BM25 terms are not exported: they are recomputed from the text on import
+(``linkmem.rank.terms``). Its context terms (the neighbour words it was written with,
+``linkmem.rank.neighbour_terms``) cannot be: a memory row that has them carries ``context``,
+``{term: weight}`` (version 2; a row without it, as every version 1 row, has none).
 
 Rows in are held to the storage rules of new writes (``linkmem.validation``: no NUL or lone
 surrogates, valid scope ids, plain JSON metadata with 64-bit integers and finite numbers) and
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +44,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from linkmem.errors import EmbedderMismatch, InvalidInput
+from linkmem.rank.neighbour_terms import CONTEXT_SCALE
 from linkmem.rank.terms import terms
 from linkmem.store.base import NewEntity, NewMemory
 from linkmem.types import SCOPE_KEYS, EntityRecord, HistoryEvent, MemoryRecord, Scope
@@ -52,7 +57,7 @@ from linkmem.validation import (
 )
 
 FORMAT = "linkmem-export"
-VERSION = 1
+VERSION = 2
 VECTOR_ENCODING = "base64 float32 little-endian"
 KINDS = ("memory", "entity", "link", "history")
 EVENTS = ("ADD", "UPDATE", "DELETE")
@@ -108,6 +113,10 @@ FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
 }
 
 
+#: Keys a row of that type may leave out.
+OPTIONAL: dict[str, dict[str, tuple[type, ...]]] = {"memory": {"context": (dict,)}}
+
+
 # vectors ----------------------------------------------------------------------------------------
 def encode_vector(vector: np.ndarray | bytes) -> str:
     """Base64 of little-endian float32 bytes (bytes are taken as already in that form)."""
@@ -155,7 +164,10 @@ def header_row(
     }
 
 
-def memory_row(record: MemoryRecord, vector: np.ndarray | bytes) -> Row:
+def memory_row(
+    record: MemoryRecord, vector: np.ndarray | bytes, context: dict[str, int] | None = None
+) -> Row:
+    extra = {"context": {t: w / CONTEXT_SCALE for t, w in context.items()}} if context else {}
     return {
         "type": "memory",
         "id": record.id,
@@ -167,6 +179,7 @@ def memory_row(record: MemoryRecord, vector: np.ndarray | bytes) -> Row:
         "created_at": record.created_at,
         "updated_at": record.updated_at,
         "vector": encode_vector(vector),
+        **extra,
     }
 
 
@@ -212,6 +225,8 @@ def check_fields(row: Any, where: str) -> str:
             f"{where}: unknown row type {shown(kind)}; expected one of {', '.join(FIELDS)}"
         )
     keys = set(row) - {"type"}
+    optional = OPTIONAL.get(kind, {})
+    spec = {**spec, **{k: v for k, v in optional.items() if k in keys}}
     missing, unknown = sorted(spec.keys() - keys), sorted(keys - spec.keys())
     if missing or unknown:
         parts = [f"missing {', '.join(missing)}"] * bool(missing)
@@ -275,7 +290,25 @@ def parse_memory(row: Row, dim: int, where: str) -> NewMemory:
     )
     if record.scope.is_empty():
         raise InvalidInput(f"{where}: memory {record.id!r} has no user_id, agent_id or run_id")
-    return NewMemory(record, decode_vector(row["vector"], dim, where), terms(record.text))
+    vector = decode_vector(row["vector"], dim, where)
+    return NewMemory(record, vector, terms(record.text), _context(row.get("context"), where))
+
+
+def _context(weights: dict[str, Any] | None, where: str) -> dict[str, int]:
+    """A memory row's ``context`` as stored (1/CONTEXT_SCALE units): terms are non-empty
+    storable text, weights positive finite numbers."""
+    out: dict[str, int] = {}
+    for term, weight in (weights or {}).items():
+        ok = isinstance(weight, int | float) and not isinstance(weight, bool)
+        if not term or not ok or not math.isfinite(weight) or weight <= 0:
+            raise InvalidInput(
+                f"{where}: memory context must map terms to positive numbers, got "
+                f"{shown(term)}: {shown(weight)}; the file is damaged or was edited"
+            )
+        check_storable(term, f"{where}: memory context term")
+        if (units := round(weight * CONTEXT_SCALE)) > 0:
+            out[term] = units
+    return out
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from linkmem.errors import InvalidInput, LinkmemError
@@ -93,14 +94,26 @@ class TransferMixin:
             backend, collection = self._export_source()
             embedder = store.get_meta("embedder")
             yield header_row(backend, collection, embedder, self.dim, self._export_counts())
-            for record, vector in self._export_memories(batch_size):
-                yield memory_row(record, vector)
+            yield from self._memory_rows(batch_size)
             for entity, created_at, vector in self._export_entities(batch_size):
                 yield entity_row(entity, created_at, vector)
             for memory_id, entity_id in self._export_links(batch_size):
                 yield link_row(memory_id, entity_id)
             for event in self._export_history(batch_size):
                 yield history_row(event)
+
+    def _memory_rows(self, batch_size: int) -> Iterator[Row]:
+        """Memory rows with their context terms, read ``batch_size`` memories at a time."""
+        store: Any = self
+        batch: list[tuple[MemoryRecord, bytes]] = []
+        for item in chain(self._export_memories(batch_size), [None]):
+            if item is not None:
+                batch.append(item)
+            if batch and (item is None or len(batch) >= batch_size):
+                stored = store.postings_of([record.id for record, _ in batch])
+                for record, vector in batch:
+                    yield memory_row(record, vector, stored[record.id].context)
+                batch = []
 
     def import_records(
         self, rows: Iterable[Any], batch_size: int = 1000, dry_run: bool = False

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
-from linkmem.store.audit import AuditMixin
+from linkmem.store.audit import AuditMixin, StoredPostings
 from linkmem.store.postgres.connection import Database
 from linkmem.store.postgres.sql import Tables
 
@@ -14,33 +13,35 @@ class AuditTables(AuditMixin):
     db: Database
     t: Tables
 
-    def postings_of(self, ids: Sequence[str]) -> dict[str, tuple[int, Counter[str]]]:
+    def postings_of(self, ids: Sequence[str]) -> dict[str, StoredPostings]:
         if not ids:
             return {}
-        found: dict[str, tuple[int, Counter[str]]] = {
-            memory_id: (doc_len, Counter())
-            for memory_id, doc_len in self.db.rows(
-                f"SELECT id, doc_len FROM {self.t.mem} WHERE id = ANY(%s::text[])", (list(ids),)
+        found = {
+            memory_id: StoredPostings(doc_len, ctx_len=ctx_len)
+            for memory_id, doc_len, ctx_len in self.db.rows(
+                f"SELECT id, doc_len, ctx_len FROM {self.t.mem} WHERE id = ANY(%s::text[])",
+                (list(ids),),
             )
         }
-        for memory_id, term, tf in self.db.rows(
-            f"SELECT memory, term, tf FROM {self.t.postings} WHERE memory = ANY(%s::text[])",
+        for memory_id, term, tf, ctx in self.db.rows(
+            f"SELECT memory, term, tf, ctx FROM {self.t.postings} WHERE memory = ANY(%s::text[])",
             (list(ids),),
         ):
-            found[memory_id][1][term] = tf
+            found[memory_id].add(term, tf, ctx)
         return found
 
     def bookkeeping_problems(self) -> dict[str, list[str]]:
         t = self.t
         stale = self.db.rows(
             f"SELECT s.user_id, s.agent_id, s.run_id FROM {t.scopes} s LEFT JOIN "
-            f"(SELECT scope_id, count(*) AS n, sum(doc_len) AS total FROM {t.mem} "
-            "GROUP BY scope_id) m ON m.scope_id = s.id "
-            "WHERE s.n_docs != coalesce(m.n, 0) OR s.total_len != coalesce(m.total, 0)"
+            f"(SELECT scope_id, count(*) AS n, sum(doc_len) AS total, sum(ctx_len) AS ctx "
+            f"FROM {t.mem} GROUP BY scope_id) m ON m.scope_id = s.id "
+            "WHERE s.n_docs != coalesce(m.n, 0) OR s.total_len != coalesce(m.total, 0) "
+            "OR s.ctx_total != coalesce(m.ctx, 0)"
         )
         stray = self.db.rows(
             f"SELECT DISTINCT p.memory FROM {t.postings} p JOIN {t.mem} m ON m.id = p.memory "
-            "WHERE m.scope_id != p.scope_id"
+            f"WHERE m.scope_id != p.scope_id OR {_EMPTY}"
         )
         return {
             "stale_stats": [f"{u}/{a}/{r}" for u, a, r in stale],
@@ -53,12 +54,23 @@ class AuditTables(AuditMixin):
             self.db.execute(
                 conn,
                 f"DELETE FROM {t.postings} p USING {t.mem} m "
-                "WHERE m.id = p.memory AND m.scope_id != p.scope_id",
+                f"WHERE m.id = p.memory AND (m.scope_id != p.scope_id OR {_EMPTY})",
+            )
+            self.db.execute(
+                conn,
+                f"UPDATE {t.mem} m SET ctx_len = x.ctx FROM (SELECT m2.id, "
+                f"coalesce(sum(p.ctx), 0) AS ctx FROM {t.mem} m2 LEFT JOIN {t.postings} p "
+                "ON p.memory = m2.id GROUP BY m2.id) x WHERE x.id = m.id AND m.ctx_len != x.ctx",
             )
             self.db.execute(
                 conn,
                 f"UPDATE {t.scopes} s SET n_docs = coalesce(m.n, 0), "
-                "total_len = coalesce(m.total, 0) FROM (SELECT s2.id, count(x.id) AS n, "
-                f"sum(x.doc_len) AS total FROM {t.scopes} s2 LEFT JOIN {t.mem} x "
+                "total_len = coalesce(m.total, 0), ctx_total = coalesce(m.ctx, 0) "
+                "FROM (SELECT s2.id, count(x.id) AS n, sum(x.doc_len) AS total, "
+                f"sum(x.ctx_len) AS ctx FROM {t.scopes} s2 LEFT JOIN {t.mem} x "
                 "ON x.scope_id = s2.id GROUP BY s2.id) m WHERE m.id = s.id",
             )
+
+
+#: A posting of no weight (neither own count nor context), or a negative one.
+_EMPTY = "((p.tf <= 0 AND p.ctx <= 0) OR p.tf < 0 OR p.ctx < 0)"

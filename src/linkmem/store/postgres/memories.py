@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,7 +12,7 @@ import numpy as np
 from linkmem.errors import NotFound
 from linkmem.filters import Node
 from linkmem.rank import bm25
-from linkmem.store.base import NewMemory
+from linkmem.store.base import NewMemory, posting_rows
 from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres import sql
@@ -96,6 +96,7 @@ class MemoryTables:
                 m.record.created_at,
                 m.record.updated_at,
                 len(m.terms),
+                sum(m.context.values()),
                 vector_literal(m.vector),
             )
             for m in group
@@ -103,20 +104,19 @@ class MemoryTables:
         self.db.execute(
             conn, sql.insert_memories(self.t), [scope_id, *(list(column) for column in zip(*rows))]
         )
-        self._insert_postings(conn, scope_id, [(m.record.id, m.terms) for m in group])
-        self.db.execute(
-            conn,
-            sql.add_scope_stats(self.t),
-            (len(group), sum(len(m.terms) for m in group), scope_id),
-        )
+        self._insert_postings(conn, scope_id, group)
+        own, ctx = sum(len(m.terms) for m in group), sum(r[8] for r in rows)
+        self.db.execute(conn, sql.add_scope_stats(self.t), (len(group), own, ctx, scope_id))
 
-    def _insert_postings(
-        self, conn: Any, scope_id: int | None, docs: list[tuple[str, list[str]]]
-    ) -> None:
-        postings = [(term, mid, tf) for mid, terms in docs for term, tf in Counter(terms).items()]
+    def _insert_postings(self, conn: Any, scope_id: int | None, docs: list[NewMemory]) -> None:
+        postings = [
+            (term, m.record.id, tf, ctx)
+            for m in docs
+            for term, tf, _, ctx, _ in posting_rows(m.terms, m.context)
+        ]
         if postings:
-            terms, mids, tfs = (list(column) for column in zip(*postings))
-            self.db.execute(conn, sql.insert_postings(self.t), (scope_id, terms, mids, tfs))
+            columns = [list(column) for column in zip(*postings)]
+            self.db.execute(conn, sql.insert_postings(self.t), (scope_id, *columns))
 
     @retried
     def update_memory(
@@ -127,7 +127,7 @@ class MemoryTables:
             row = self.db.execute(conn, sql.lock_memory(self.t), (record.id,)).fetchone()
             if row is None:
                 raise NotFound(f"no memory with id {record.id!r} to update")
-            scope_id, old_len = row
+            scope_id, old_len, old_ctx = row
             self.db.execute(
                 conn,
                 sql.update_memory_fields(self.t),
@@ -137,13 +137,15 @@ class MemoryTables:
                 self.db.execute(
                     conn, sql.update_memory_vector(self.t), (vector_literal(vector), record.id)
                 )
-            if terms is not None:
-                self.db.execute(conn, sql.delete_postings_of(self.t), (record.id,))
-                self._insert_postings(conn, scope_id, [(record.id, terms)])
-                self.db.execute(conn, sql.update_doc_len(self.t), (len(terms), record.id))
-                self.db.execute(
-                    conn, sql.add_scope_stats(self.t), (0, len(terms) - old_len, scope_id)
-                )
+            if terms is not None:  # new own terms; the context terms are kept
+                gone = self.db.execute(conn, sql.delete_postings_of(self.t), (record.id,))
+                context = {term: ctx for term, ctx in gone if ctx > 0}
+                new = NewMemory(record, np.zeros(0), terms, context)
+                self._insert_postings(conn, scope_id, [new])
+                ctx_len = sum(context.values())
+                self.db.execute(conn, sql.update_doc_len(self.t), (len(terms), ctx_len, record.id))
+                stats = (0, len(terms) - old_len, ctx_len - old_ctx, scope_id)
+                self.db.execute(conn, sql.add_scope_stats(self.t), stats)
 
     @retried
     def delete_memories(self, ids: Sequence[str]) -> None:

@@ -138,12 +138,32 @@ def m004_bm25_covering(t: Tables, dim: int) -> list[str]:
     ]
 
 
+def m005_context_terms(t: Tables, dim: int) -> list[str]:
+    """Neighbour words in the keyword index (``linkmem.rank.neighbour_terms``): a posting's
+    ``ctx`` is its context weight beside its own ``tf`` (a context-only term has ``tf`` 0), a
+    memory's ``ctx_len`` its context length beside ``doc_len``, a scope's ``ctx_total`` their
+    sum; integers in 1/CONTEXT_SCALE units, so sums stay exact. Existing rows get 0 (no
+    context: their BM25 is unchanged). The covering indexes of m004 carry the new columns
+    too (both are rebuilt)."""
+    key, doc_len = t.index("_postings_pkey"), t.index("_doc_len")
+    return [
+        f"ALTER TABLE {t.postings} ADD COLUMN IF NOT EXISTS ctx integer NOT NULL DEFAULT 0",
+        f"ALTER TABLE {t.mem} ADD COLUMN IF NOT EXISTS ctx_len bigint NOT NULL DEFAULT 0",
+        f"ALTER TABLE {t.scopes} ADD COLUMN IF NOT EXISTS ctx_total bigint NOT NULL DEFAULT 0",
+        f"DROP INDEX {doc_len}",
+        f"CREATE INDEX {doc_len} ON {t.mem} (id) INCLUDE (doc_len, ctx_len)",
+        f"ALTER TABLE {t.postings} DROP CONSTRAINT {key}, "
+        f"ADD CONSTRAINT {key} PRIMARY KEY (scope_id, term, memory) INCLUDE (tf, ctx)",
+    ]
+
+
 Migration = Callable[[Tables, int], list[str]]
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
     ("m002_api_keys", m002_api_keys),
     ("m003_link_counts", m003_link_counts),
     ("m004_bm25_covering", m004_bm25_covering),
+    ("m005_context_terms", m005_context_terms),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from linkmem.filters import Cond, Node, compile_filter
+from linkmem.rank.neighbour_terms import CONTEXT_SCALE
 
 
 @dataclass(frozen=True)
@@ -116,11 +117,14 @@ def lock_all_scopes(t: Tables) -> str:
 
 def add_scope_stats(t: Tables) -> str:
     """Adjust document count and total length of one scope (row-locks it until commit)."""
-    return f"UPDATE {t.scopes} SET n_docs = n_docs + %s, total_len = total_len + %s WHERE id = %s"
+    return (
+        f"UPDATE {t.scopes} SET n_docs = n_docs + %s, total_len = total_len + %s, "
+        "ctx_total = ctx_total + %s WHERE id = %s"
+    )
 
 
 def reset_scope_stats(t: Tables) -> str:
-    return f"UPDATE {t.scopes} SET n_docs = 0, total_len = 0"
+    return f"UPDATE {t.scopes} SET n_docs = 0, total_len = 0, ctx_total = 0"
 
 
 # memories -------------------------------------------------------------------------------------
@@ -133,23 +137,24 @@ MEMORY_COLUMNS = (
 def insert_memories(t: Tables) -> str:
     return (
         f"INSERT INTO {t.mem} (id, scope_id, text, metadata, role, actor_id, created_at, "
-        "updated_at, doc_len, embedding) "
-        "SELECT i, %s::bigint, x, md::jsonb, r, a, ca, ua, dl, e::vector "
+        "updated_at, doc_len, ctx_len, embedding) "
+        "SELECT i, %s::bigint, x, md::jsonb, r, a, ca, ua, dl, cl, e::vector "
         "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-        "%s::text[], %s::int[], %s::text[]) AS u(i, x, md, r, a, ca, ua, dl, e)"
+        "%s::text[], %s::int[], %s::bigint[], %s::text[]) "
+        "AS u(i, x, md, r, a, ca, ua, dl, cl, e)"
     )
 
 
 def insert_postings(t: Tables) -> str:
     return (
-        f"INSERT INTO {t.postings} (scope_id, term, memory, tf) "
-        "SELECT %s::bigint, term, memory, tf FROM unnest(%s::text[], %s::text[], %s::int[]) "
-        "AS u(term, memory, tf)"
+        f"INSERT INTO {t.postings} (scope_id, term, memory, tf, ctx) "
+        "SELECT %s::bigint, term, memory, tf, ctx FROM unnest(%s::text[], %s::text[], "
+        "%s::int[], %s::int[]) AS u(term, memory, tf, ctx)"
     )
 
 
 def lock_memory(t: Tables) -> str:
-    return f"SELECT scope_id, doc_len FROM {t.mem} WHERE id = %s FOR UPDATE"
+    return f"SELECT scope_id, doc_len, ctx_len FROM {t.mem} WHERE id = %s FOR UPDATE"
 
 
 def update_memory_fields(t: Tables) -> str:
@@ -161,21 +166,22 @@ def update_memory_vector(t: Tables) -> str:
 
 
 def update_doc_len(t: Tables) -> str:
-    return f"UPDATE {t.mem} SET doc_len = %s WHERE id = %s"
+    return f"UPDATE {t.mem} SET doc_len = %s, ctx_len = %s WHERE id = %s"
 
 
 def delete_postings_of(t: Tables) -> str:
-    return f"DELETE FROM {t.postings} WHERE memory = %s"
+    """Delete a memory's postings, returning its context terms (``term, ctx``)."""
+    return f"DELETE FROM {t.postings} WHERE memory = %s RETURNING term, ctx"
 
 
 def delete_memories(t: Tables) -> str:
     """Delete memories (postings and links cascade) and take them out of their scope stats."""
     return (
         f"WITH gone AS (DELETE FROM {t.mem} WHERE id = ANY(%s::text[]) "
-        "RETURNING scope_id, doc_len), per_scope AS (SELECT scope_id, count(*) AS n, "
-        "sum(doc_len) AS len FROM gone GROUP BY scope_id) "
-        f"UPDATE {t.scopes} s SET n_docs = s.n_docs - p.n, total_len = s.total_len - p.len "
-        "FROM per_scope p WHERE s.id = p.scope_id"
+        "RETURNING scope_id, doc_len, ctx_len), per_scope AS (SELECT scope_id, count(*) AS n, "
+        "sum(doc_len) AS len, sum(ctx_len) AS ctx FROM gone GROUP BY scope_id) "
+        f"UPDATE {t.scopes} s SET n_docs = s.n_docs - p.n, total_len = s.total_len - p.len, "
+        "ctx_total = s.ctx_total - p.ctx FROM per_scope p WHERE s.id = p.scope_id"
     )
 
 
@@ -242,16 +248,20 @@ def vector_exact(t: Tables, where: str) -> str:
 def bm25(t: Tables, scopes_s: str, scopes_p: str, where: str, k1: float, b: float) -> str:
     """BM25 (the formulas of ``linkmem.rank.bm25``, in float8) with N, average length and
     document frequencies over the searched scopes only. The postings of the query terms are
-    read once; the CTEs are MATERIALIZED (inlined, the planner re-runs them per row)."""
+    read once; the CTEs are MATERIALIZED (inlined, the planner re-runs them per row). A
+    term's count is its own plus its context weight, a length likewise (``neighbour_terms``)."""
     k1_sql, b_sql = f"{float(k1)!r}::float8", f"{float(b)!r}::float8"
+    unit = f"{1 / CONTEXT_SCALE!r}::float8"
     norm = (
-        f"CASE WHEN st.total > 0 THEN {k1_sql} * (1 - {b_sql} + {b_sql} * m.doc_len / "
-        f"(st.total / st.n)) ELSE {k1_sql} END"
+        f"CASE WHEN st.total > 0 THEN {k1_sql} * (1 - {b_sql} + {b_sql} * "
+        f"(m.doc_len + m.ctx_len * {unit}) / (st.total / st.n)) ELSE {k1_sql} END"
     )
     return (
         "WITH st AS MATERIALIZED (SELECT sum(s.n_docs)::float8 AS n, "
-        f"sum(s.total_len)::float8 AS total FROM {t.scopes} s WHERE {scopes_s}), "
-        f"hits AS MATERIALIZED (SELECT p.term, p.memory, p.tf FROM {t.postings} p "
+        f"sum(s.total_len + s.ctx_total * {unit})::float8 AS total FROM {t.scopes} s "
+        f"WHERE {scopes_s}), "
+        f"hits AS MATERIALIZED (SELECT p.term, p.memory, p.tf + p.ctx * {unit} AS tf "
+        f"FROM {t.postings} p "
         f"WHERE {scopes_p} AND p.term = ANY(%s::text[])), "
         "idf AS MATERIALIZED (SELECT h.term, ln(1 + (st.n - count(*) + 0.5::float8) / "
         "(count(*) + 0.5::float8)) AS idf FROM hits h, st GROUP BY h.term, st.n) "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +13,8 @@ import numpy as np
 from linkmem.errors import NotFound
 from linkmem.filters import Node
 from linkmem.rank import bm25
-from linkmem.store.base import NewMemory, iter_chunks
+from linkmem.rank.neighbour_terms import CONTEXT_SCALE
+from linkmem.store.base import NewMemory, iter_chunks, posting_rows
 from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.sqlite.connection import Connection, placeholders
 from linkmem.store.sqlite.sql import exact_scope_params, filter_sql, scope_where
@@ -29,6 +30,13 @@ from linkmem.store.vectors import (
 from linkmem.types import MemoryRecord, Scope
 
 CHUNK = 900
+_INSERT_POSTINGS = (
+    "INSERT INTO {c}_postings (scope_id, memory, term, tf, doc_len, ctx, ctx_len) "
+    "VALUES (?,?,?,?,?,?,?)"
+)
+#: A posting's BM25 count and its memory's length: own plus context (``neighbour_terms``).
+TF = f"(p.tf + p.ctx * {1 / CONTEXT_SCALE!r})"
+LEN = f"(p.doc_len + p.ctx_len * {1 / CONTEXT_SCALE!r})"
 _MEMORY_COLUMNS = (
     "m.id, m.text, m.metadata, m.created_at, m.updated_at, m.role, m.actor_id, "
     "s.user_id, s.agent_id, s.run_id"
@@ -123,27 +131,28 @@ class MemoryTables:
                 m.record.created_at,
                 m.record.updated_at,
                 len(m.terms),
+                sum(m.context.values()),
                 encode(m.vector),
             )
             for m in group
         ]
         self.db.run_many(
             f"INSERT INTO {self.c} (id, scope_id, text, metadata, role, actor_id, created_at, "
-            "updated_at, doc_len, embedding) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "updated_at, doc_len, ctx_len, embedding) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
         rowids = self._rowids([m.record.id for m in group])
         postings = [
-            (scope_id, term, rowids[m.record.id], tf, len(m.terms))
+            (scope_id, rowids[m.record.id], *posting)
             for m in group
-            for term, tf in Counter(m.terms).items()
+            for posting in posting_rows(m.terms, m.context)
         ]
-        self.db.run_many(f"INSERT INTO {self.c}_postings VALUES (?,?,?,?,?)", postings)
+        self.db.run_many(_INSERT_POSTINGS.format(c=self.c), postings)
         version = self._version(scope_id, "mem_version")
         self.db.run(
             f"UPDATE {self.c}_scopes SET n_docs = n_docs + ?, total_len = total_len + ?, "
-            "mem_version = mem_version + 1 WHERE id = ?",
-            (len(group), sum(len(m.terms) for m in group), scope_id),
+            "ctx_total = ctx_total + ?, mem_version = mem_version + 1 WHERE id = ?",
+            (len(group), sum(len(m.terms) for m in group), sum(r[9] for r in rows), scope_id),
         )
         new_ids = [m.record.id for m in group]
         vectors = np.stack([np.asarray(m.vector, dtype=np.float32) for m in group])
@@ -187,15 +196,28 @@ class MemoryTables:
                 self._replace_postings(rowid, scope_id, old_len, terms)
 
     def _replace_postings(self, rowid: int, scope_id: int, old_len: int, terms: list[str]) -> None:
+        """New own terms; the context terms are kept (and the memory's context length
+        recomputed from them)."""
+        context = dict(
+            self.db.rows(
+                f"SELECT term, ctx FROM {self.c}_postings WHERE memory = ? AND ctx > 0", (rowid,)
+            )
+        )
+        old_ctx = self.db.rows(f"SELECT ctx_len FROM {self.c} WHERE rowid = ?", (rowid,))[0][0]
         self.db.run(f"DELETE FROM {self.c}_postings WHERE memory = ?", (rowid,))
         self.db.run_many(
-            f"INSERT INTO {self.c}_postings VALUES (?,?,?,?,?)",
-            [(scope_id, t, rowid, tf, len(terms)) for t, tf in Counter(terms).items()],
+            _INSERT_POSTINGS.format(c=self.c),
+            [(scope_id, rowid, *posting) for posting in posting_rows(terms, context)],
         )
-        self.db.run(f"UPDATE {self.c} SET doc_len = ? WHERE rowid = ?", (len(terms), rowid))
+        ctx_len = sum(context.values())
         self.db.run(
-            f"UPDATE {self.c}_scopes SET total_len = total_len + ? WHERE id = ?",
-            (len(terms) - old_len, scope_id),
+            f"UPDATE {self.c} SET doc_len = ?, ctx_len = ? WHERE rowid = ?",
+            (len(terms), ctx_len, rowid),
+        )
+        self.db.run(
+            f"UPDATE {self.c}_scopes SET total_len = total_len + ?, ctx_total = ctx_total + ? "
+            "WHERE id = ?",
+            (len(terms) - old_len, ctx_len - old_ctx, scope_id),
         )
 
     def delete_memories(self, ids: Sequence[str]) -> None:
@@ -206,7 +228,7 @@ class MemoryTables:
     def _delete_chunk(self, ids: Sequence[str]) -> None:
         marks = placeholders(len(ids))
         rows = self.db.rows(
-            f"SELECT rowid, scope_id, doc_len FROM {self.c} WHERE id IN ({marks})", ids
+            f"SELECT rowid, scope_id, doc_len, ctx_len FROM {self.c} WHERE id IN ({marks})", ids
         )
         if not rows:
             return
@@ -215,14 +237,15 @@ class MemoryTables:
         self.db.run(f"DELETE FROM {self.c}_postings WHERE memory IN ({rmarks})", rowids)
         self.db.run(f"DELETE FROM {self.c}_links WHERE memory IN ({rmarks})", rowids)
         self.db.run(f"DELETE FROM {self.c} WHERE rowid IN ({rmarks})", rowids)
-        per_scope: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-        for _, scope_id, doc_len in rows:
+        per_scope: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
+        for _, scope_id, doc_len, ctx_len in rows:
             per_scope[scope_id][0] += 1
             per_scope[scope_id][1] += doc_len
+            per_scope[scope_id][2] += ctx_len
         self.db.run_many(
             f"UPDATE {self.c}_scopes SET n_docs = n_docs - ?, total_len = total_len - ?, "
-            "mem_version = mem_version + 1 WHERE id = ?",
-            [(n, length, s) for s, (n, length) in per_scope.items()],
+            "ctx_total = ctx_total - ?, mem_version = mem_version + 1 WHERE id = ?",
+            [(n, length, ctx, s) for s, (n, length, ctx) in per_scope.items()],
         )
 
     # reads -----------------------------------------------------------------------------------
@@ -337,9 +360,9 @@ class MemoryTables:
     def keyword_stats(self, terms: Sequence[str], scope: Scope) -> KeywordStats | None:
         """What BM25 needs to know about the scope for ``terms`` (unique); None: empty scope."""
         scope_sql, scope_args = scope_where(scope)
-        n_docs, total_len = self.db.rows(
-            f"SELECT coalesce(sum(n_docs), 0), coalesce(sum(total_len), 0) "
-            f"FROM {self.c}_scopes s WHERE {scope_sql}",
+        n_docs, total_len, ctx_total = self.db.rows(
+            f"SELECT coalesce(sum(n_docs), 0), coalesce(sum(total_len), 0), "
+            f"coalesce(sum(ctx_total), 0) FROM {self.c}_scopes s WHERE {scope_sql}",
             scope_args,
         )[0]
         if not n_docs:
@@ -352,7 +375,8 @@ class MemoryTables:
         )
         df = dict(rows)
         idfs = {t: bm25.idf(n_docs, df.get(t, 0)) for t in terms}
-        return KeywordStats(idfs, total_len / n_docs, n_docs, sum(df.values()))
+        avg_len = (total_len + ctx_total / CONTEXT_SCALE) / n_docs
+        return KeywordStats(idfs, avg_len, n_docs, sum(df.values()))
 
     def keyword_scores(
         self,
@@ -380,10 +404,11 @@ class MemoryTables:
     ) -> list[tuple[str, float]]:
         """The ``rank.bm25`` formula summed in SQL, so only the top ``k`` rows leave SQLite
         (SQLite has no ln(): the IDFs come in as parameters). Postings carry the document
-        length, so an unfiltered search never reads the memory rows it does not return."""
+        length, so an unfiltered search never reads the memory rows it does not return.
+        A term's count is its own plus its context weight, a length likewise (``TF``, ``LEN``)."""
         values = ", ".join("(?, ?)" for _ in idfs)
         k1, b = self.k1, self.b
-        score = f"sum(q.idf * p.tf * {k1 + 1.0} / (p.tf + {k1} * (1 - {b} + {b} * p.doc_len / ?)))"
+        score = f"sum(q.idf * {TF} * {k1 + 1.0} / ({TF} + {k1} * (1 - {b} + {b} * {LEN} / ?)))"
         head = (
             f"WITH q(term, idf) AS (VALUES {values}) SELECT p.memory, {score} AS score "
             f"FROM q JOIN {self.c}_postings p ON p.term = q.term "

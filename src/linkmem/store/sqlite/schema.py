@@ -139,9 +139,24 @@ def m002_api_keys(c: str) -> list[str]:
     ]
 
 
+def m003_context_terms(c: str) -> list[str]:
+    """Neighbour words in the keyword index (``linkmem.rank.neighbour_terms``): a posting's
+    ``ctx`` is its context weight beside its own ``tf`` (a context-only term has ``tf`` 0),
+    ``ctx_len`` the memory's context length beside ``doc_len`` (on the memory and, for the
+    search, on each posting), ``ctx_total`` a scope's sum of them; all in 1/CONTEXT_SCALE
+    units. An older store's memories have no context (0), and search on them is unchanged."""
+    return [
+        f"ALTER TABLE {c}_postings ADD COLUMN ctx INTEGER NOT NULL DEFAULT 0",
+        f"ALTER TABLE {c}_postings ADD COLUMN ctx_len INTEGER NOT NULL DEFAULT 0",
+        f"ALTER TABLE {c} ADD COLUMN ctx_len INTEGER NOT NULL DEFAULT 0",
+        f"ALTER TABLE {c}_scopes ADD COLUMN ctx_total INTEGER NOT NULL DEFAULT 0",
+    ]
+
+
 MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [
     ("m001_initial", m001_initial),
     ("m002_api_keys", m002_api_keys),
+    ("m003_context_terms", m003_context_terms),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

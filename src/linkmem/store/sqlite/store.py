@@ -131,7 +131,7 @@ class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables, KeyTa
                 self.db.run(f"DELETE FROM {self.c}{suffix}")
             # Scope rows stay (with bumped versions) so no process keeps a stale cached matrix.
             self.db.run(
-                f"UPDATE {self.c}_scopes SET n_docs = 0, total_len = 0, "
+                f"UPDATE {self.c}_scopes SET n_docs = 0, total_len = 0, ctx_total = 0, "
                 "mem_version = mem_version + 1, ent_version = ent_version + 1"
             )
         self.memory_vectors.clear()
