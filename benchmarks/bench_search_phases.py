@@ -17,7 +17,9 @@ Query-model variants run interleaved, ``--rounds`` times, on the same queries:
   and then embeds the entity names), one onnxruntime thread per call;
 - ``intra2``: the same with the session of two intra-op threads (as before fe18f66);
 - ``serial``: NER, then the query and the names in two calls, nothing beside;
-- ``one_call``: NER, then the query and the names in one call.
+- ``one_call``: NER, then the query and the names in one call;
+- ``side_no_memo``: ``side`` with the embedder's memo of short texts' vectors off (every
+  entity name and query embedded again, as a scope's first searches do).
 Numbers go to ``benchmarks/results/search_phases.json`` (or ``--out``).
 """
 
@@ -38,6 +40,7 @@ from bench_core import Models, make_texts
 
 import linkmem.search as search_module
 from linkmem.embed import onnx
+from linkmem.embed.vector_cache import VectorCache
 from linkmem.encoding import encode_query
 from linkmem.entities.boost import query_entities
 
@@ -108,7 +111,13 @@ def query_variants(models: Models, config) -> dict:
         names = query_entities(query, extractor, config) if extractor_ is not None else []
         return embedder.embed_batch([query, *names])
 
-    return {"side": shipped, "intra2": shipped, "serial": serial, "one_call": one_call}
+    return {
+        "side": shipped,
+        "intra2": shipped,
+        "serial": serial,
+        "one_call": one_call,
+        "side_no_memo": shipped,
+    }
 
 
 def _embed(embedder, texts):
@@ -141,14 +150,16 @@ def run(memory, queries: list[str], clock: Clock) -> dict:
 def bench_size(memory, models, queries, rounds: int, clock: Clock) -> dict:
     variants = query_variants(models, memory.retrieval)
     sessions = {"intra2": intra_op_session(2)}
-    shipped_session = models.embedder._session
+    embedder = models.embedder
+    shipped_session, memo = embedder._session, embedder.vector_cache
     results: dict[str, list[dict]] = defaultdict(list)
     for _ in range(rounds):
         for name, encode in variants.items():
             search_module.encode_query = clock.wrap("query_models", encode)
-            models.embedder._session = sessions.get(name, shipped_session)
+            embedder._session = sessions.get(name, shipped_session)
+            embedder.vector_cache = VectorCache(0) if name == "side_no_memo" else memo
             results[name].append(run(memory, queries, clock))
-    models.embedder._session = shipped_session
+    embedder._session, embedder.vector_cache = shipped_session, memo
     return {name: median_of_rounds(runs) for name, runs in results.items()}
 
 

@@ -26,16 +26,16 @@ def level(embedder: OnnxMiniLMEmbedder) -> str:
 
 @pytest.fixture(scope="module")
 def uncached() -> np.ndarray:
-    return OnnxMiniLMEmbedder(cache=False).embed_batch(TEXTS)
+    return OnnxMiniLMEmbedder(model_cache=False).embed_batch(TEXTS)
 
 
 def test_first_load_writes_the_cache_and_later_loads_read_it(
     tmp_path: Path, uncached: np.ndarray
 ) -> None:
-    first = OnnxMiniLMEmbedder(cache_dir=tmp_path).load()
+    first = OnnxMiniLMEmbedder(model_cache_dir=tmp_path).load()
     (written,) = cached_files(tmp_path)
     assert not list(tmp_path.glob(".*"))  # no temporary file left
-    second = OnnxMiniLMEmbedder(cache_dir=tmp_path).load()
+    second = OnnxMiniLMEmbedder(model_cache_dir=tmp_path).load()
     assert "DISABLE_ALL" in level(second) and "DISABLE_ALL" not in level(first)
     assert cached_files(tmp_path) == [written]
     assert np.array_equal(first.embed_batch(TEXTS), uncached)
@@ -53,22 +53,22 @@ def test_default_folder_is_in_linkmem_home(monkeypatch: pytest.MonkeyPatch, tmp_
 
 def test_environment_turns_the_cache_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(onnx_cache.CACHE_ENV, "0")
-    OnnxMiniLMEmbedder(cache_dir=tmp_path).load()
+    OnnxMiniLMEmbedder(model_cache_dir=tmp_path).load()
     assert not list(tmp_path.iterdir())
 
 
 def test_unwritable_folder_falls_back(tmp_path: Path, uncached: np.ndarray) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    embedder = OnnxMiniLMEmbedder(cache_dir=blocker / "cache")
+    embedder = OnnxMiniLMEmbedder(model_cache_dir=blocker / "cache")
     assert np.array_equal(embedder.embed_batch(TEXTS), uncached)
 
 
 def test_damaged_cache_file_is_rebuilt(tmp_path: Path, uncached: np.ndarray) -> None:
-    OnnxMiniLMEmbedder(cache_dir=tmp_path).load()
+    OnnxMiniLMEmbedder(model_cache_dir=tmp_path).load()
     (written,) = cached_files(tmp_path)
     written.write_bytes(b"half a file")
-    embedder = OnnxMiniLMEmbedder(cache_dir=tmp_path)
+    embedder = OnnxMiniLMEmbedder(model_cache_dir=tmp_path)
     assert np.array_equal(embedder.embed_batch(TEXTS), uncached)
     assert written.stat().st_size > 1000
 
@@ -78,7 +78,7 @@ def test_a_new_entry_removes_older_ones(tmp_path: Path) -> None:
     old.write_bytes(b"an older model or runtime")
     unrelated = tmp_path / "notes.txt"
     unrelated.write_text("kept")
-    OnnxMiniLMEmbedder(cache_dir=tmp_path).load()
+    OnnxMiniLMEmbedder(model_cache_dir=tmp_path).load()
     assert not old.exists() and unrelated.exists()
     assert len(cached_files(tmp_path)) == 1
 

@@ -14,7 +14,7 @@ import typer
 from typer.core import TyperGroup
 
 from linkmem import __version__
-from linkmem.components import load_embedder_first
+from linkmem.components import load_models
 from linkmem.errors import LinkmemError
 from linkmem.memory import Memory
 
@@ -141,7 +141,7 @@ def global_options(ctx: typer.Context) -> GlobalOptions:
 def open_memory(ctx: typer.Context, *, embeds: bool = False) -> Memory | RemoteMemory:
     """The ``Memory`` the global options describe (a ``RemoteMemory`` with ``--url``),
     closed when the command ends. ``embeds``: the command will run both models, so the
-    embedder is loaded now, before spaCy (see ``components.load_embedder_first``)."""
+    models are loaded now, side by side (see ``components.load_models``)."""
     opts = global_options(ctx)
     if opts.url:
         from linkmem.client.remote import RemoteMemory  # httpx only for --url
@@ -149,7 +149,7 @@ def open_memory(ctx: typer.Context, *, embeds: bool = False) -> Memory | RemoteM
         return ctx.with_resource(RemoteMemory(opts.url, api_key=opts.api_key))
     memory = open_local_memory(ctx)
     if embeds:
-        load_embedder_first(memory.embedder)
+        load_models(memory.embedder, memory.extractor)
     return memory
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from linkmem.embed.base import LONG_TEXT_POOLING, l2_normalise, pool_chunks
 from linkmem.embed.onnx_cache import cache_enabled, cached_session, default_cache_dir
 from linkmem.embed.registry import check_texts
+from linkmem.embed.vector_cache import VectorCache
 from linkmem.errors import ConfigError, ModelUnavailable
 from linkmem.side_threads import side_pool
 
@@ -41,6 +42,8 @@ PAD_SLACK = 256
 #: A text longer than the window is embedded window by window, each window repeating this
 #: many word pieces of the previous one (a sentence cut at a boundary is whole in one of them).
 CHUNK_STRIDE = 32
+#: Vectors of short texts (entity names, queries) kept in memory: ~6 MB at most.
+VECTOR_CACHE_SIZE = 4096
 VOCAB_PATH = Path(__file__).parent / "data" / "vocab.txt"
 #: onnxruntime calls one batch may run at once (default: every core this process may use),
 #: each on one thread. Lower it when another engine, such as spaCy in a second thread, needs
@@ -148,14 +151,15 @@ class OnnxMiniLMEmbedder:
         chunk_size: int = CHUNK_SIZE,
         max_tokens: int = MAX_TOKENS,
         long_text_pooling: str = "mean",
-        cache_dir: str | Path | None = None,
-        cache: bool = True,
+        model_cache_dir: str | Path | None = None,
+        model_cache: bool = True,
+        vector_cache_size: int = VECTOR_CACHE_SIZE,
     ) -> None:
         self._model_path = Path(model_path) if model_path is not None else None
         # Where the optimised graph is cached (see linkmem.embed.onnx_cache); None: no cache.
-        self._cache_dir = (
-            (Path(cache_dir) if cache_dir is not None else default_cache_dir())
-            if cache and cache_enabled()
+        self._model_cache_dir = (
+            (Path(model_cache_dir) if model_cache_dir is not None else default_cache_dir())
+            if model_cache and cache_enabled()
             else None
         )
         if threads is not None and threads < 1:
@@ -174,6 +178,8 @@ class OnnxMiniLMEmbedder:
         self._chunk_size = max(1, chunk_size)
         self._max_tokens = max_tokens
         self._lock = threading.Lock()
+        #: The memo of short texts' vectors (replace it with ``VectorCache(0)`` to turn it off).
+        self.vector_cache = VectorCache(vector_cache_size)
         self._session: Any = None
         self._tokenizer: Tokenizer | None = None
         self._input_names: tuple[str, ...] = ()
@@ -235,15 +241,18 @@ class OnnxMiniLMEmbedder:
             return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
 
         options = _session_options()
-        if self._cache_dir is None:
+        if self._model_cache_dir is None:
             return build(str(path), options)
-        return cached_session(path, self._cache_dir, options, build)
+        return cached_session(path, self._model_cache_dir, options, build)
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         items = check_texts(texts)
-        out = np.empty((len(items), self.dim), dtype=np.float32)
         if not items:
-            return out
+            return np.empty((0, self.dim), dtype=np.float32)
+        return self.vector_cache.embed(items, self._embed_texts, self.dim)
+
+    def _embed_texts(self, items: list[str]) -> np.ndarray:
+        out = np.empty((len(items), self.dim), dtype=np.float32)
         tokenizer = self.tokenizer
         # Not encode_batch: its thread pool competes with onnxruntime's for the same cores (it
         # measured slower) and makes tokenizers warn in processes that fork later.
