@@ -108,6 +108,18 @@ class Conversation:
     counts: list[Counter[str]]
     lengths: np.ndarray
     questions: list[Question] = field(default_factory=list)
+    _kept: dict[float, np.ndarray] = field(default_factory=dict)
+
+    def kept_lengths(self, max_df: float) -> np.ndarray:
+        """Each memory's length counting only terms in at most ``max_df`` of the memories."""
+        if max_df >= 1.0:
+            return self.lengths
+        if max_df not in self._kept:
+            df = Counter(t for c in self.counts for t in c)
+            limit = max_df * len(self.counts)
+            kept = [sum(n for t, n in c.items() if df[t] <= limit) for c in self.counts]
+            self._kept[max_df] = np.array(kept, float)
+        return self._kept[max_df]
 
 
 def load_signals(path: Path) -> list[Conversation]:
@@ -150,6 +162,7 @@ class Variant:
     weight: float = 0.0  # their term counts and lengths count this much
     length_ratio: float = 0.0  # >0: a neighbour's weight times min(1, ratio * ref / its length)
     length_ref: str = "own"  # ref: the memory's own length, or "mean" (the batch's mean)
+    max_df: float = 1.0  # context carries only terms in at most this share of the batch
     coverage_power: float = 0.0  # BM25 part times (IDF share of query terms matched) ** power
     steepness: float = CONFIG.bm25_steepness
     midpoint_base: float = CONFIG.bm25_midpoint_base
@@ -165,12 +178,13 @@ def expanded_bm25(conv: Conversation, q: Question, v: Variant) -> tuple[np.ndarr
     lengths = conv.lengths.astype(float)
     if v.window and v.weight:
         near_tf, near_len = np.zeros_like(tf), np.zeros(n)
+        common = (tf > 0).mean(0) > v.max_df  # query terms left out of every context
         for off in range(1, v.window + 1):
             for me, other in ((slice(off, None), slice(None, -off)),
                               (slice(None, -off), slice(off, None))):  # fmt: skip
                 w = _neighbour_weight(lengths[me], lengths[other], float(lengths.mean()), v)
-                near_tf[me] += w[:, None] * tf[other]
-                near_len[me] += w * lengths[other]
+                near_tf[me] += w[:, None] * np.where(common, 0.0, tf[other])
+                near_len[me] += w * conv.kept_lengths(v.max_df)[other]
         tf, lengths = tf + near_tf, lengths + near_len
     df = (tf > 0).sum(0)
     idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
@@ -265,6 +279,9 @@ VARIANTS: dict[str, Variant] = {
     "neighbours w2 x0.5, coverage^1": Variant(window=2, weight=0.5, coverage_power=1.0),
     "neighbours w2 x0.5, length ratio 1": Variant(window=2, weight=0.5, length_ratio=1.0),
     "neighbours w2 x0.5, length ratio 2": Variant(window=2, weight=0.5, length_ratio=2.0),
+    "neighbours w2 x0.5, length ratio 4, df <= 10%": Variant(
+        window=2, weight=0.5, length_ratio=4.0, max_df=0.1
+    ),
 }
 
 
