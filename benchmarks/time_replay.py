@@ -55,6 +55,7 @@ class TimeVariant:
     own: float = 0.0  # the memory's date lies in the question's range
     mention: float = 0.0  # times the share of a resolved time expression in the range
     when: float = 0.0  # a "when" question: the memory carries a time expression
+    depth: int = 0  # >0: only the base ranking's first ``depth`` memories are re-scored
 
 
 @dataclass
@@ -92,7 +93,11 @@ def evaluate(convs: list, times: dict[str, ConvTime], base: Variant, tv: TimeVar
     rows = []
     for conv in convs:
         for q in conv.questions:
-            total = score(conv, q, base) + time_part(times[conv.sample_id], q.text, tv)
+            total = score(conv, q, base)
+            part = time_part(times[conv.sample_id], q.text, tv)
+            if tv.depth:
+                part[np.argsort(-total, kind="stable")[tv.depth :]] = 0.0
+            total = total + part
             hit = q.evidence[np.argsort(-total, kind="stable")]
             n = max(int(q.evidence.sum()), 1)
             rows.append((conv.sample_id, q.category, hit[:10].sum() / n, hit[:25].sum() / n))
@@ -136,6 +141,9 @@ TIME_VARIANTS: dict[str, TimeVariant] = {
     "both 0.2 / when 0.1": TimeVariant(own=0.2, mention=0.2, when=0.1),
     "both 0.2 / when 0.05": TimeVariant(own=0.2, mention=0.2, when=0.05),
     "both 0.1 / when 0.05": TimeVariant(own=0.1, mention=0.1, when=0.05),
+    "both 0.2 / when 0.1, depth 200": TimeVariant(own=0.2, mention=0.2, when=0.1, depth=200),
+    "both 0.2 / when 0.1, depth 100": TimeVariant(own=0.2, mention=0.2, when=0.1, depth=100),
+    "both 0.2 / when 0.1, depth 50": TimeVariant(own=0.2, mention=0.2, when=0.1, depth=50),
 }
 
 

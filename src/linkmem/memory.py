@@ -101,9 +101,14 @@ class Memory(EntityInspection, Transfer):
         run_id: Any = None,
         metadata: Mapping[str, Any] | None = None,
         infer: bool = False,
+        timestamp: Any = None,
     ) -> Result:
         """Remember a text, a message dict or a list of messages (each non-system message is
-        one memory). The whole call is one embedding batch and one transaction."""
+        one memory). The whole call is one embedding batch and one transaction.
+
+        ``timestamp`` (ISO-8601 string, datetime or epoch seconds; default now) is when it
+        was said: the memories' ``created_at``, against which "last week" is read."""
+        v.validate_timestamp(timestamp)  # one value: add_batch would take a list of one
         return self.add_batch(
             [messages],
             user_id=user_id,
@@ -111,6 +116,7 @@ class Memory(EntityInspection, Transfer):
             run_id=run_id,
             metadata=[metadata],
             infer=infer,
+            timestamp=timestamp,
         )
 
     def add_batch(
@@ -122,18 +128,27 @@ class Memory(EntityInspection, Transfer):
         run_id: Any = None,
         metadata: Sequence[Mapping[str, Any] | None] | None = None,
         infer: bool = False,
+        timestamp: Any = None,
     ) -> Result:
         """Add many items (each as ``add`` takes it) in one scope, with per-item metadata.
+        ``timestamp``: one for the call, or a list with one (or None) per item.
 
         ``infer=True``: an LLM extracts facts and reconciles them with the scope's memories
         (ADD / UPDATE / DELETE / NONE events; ``linkmem.infer``)."""
         scope = v.make_scope(user_id, agent_id, run_id)
         items = v.validate_items(items)
         metas = v.validate_metadata_list(metadata, len(items))
+        times = v.validate_timestamps(timestamp, len(items))
         if infer:
+            if any(times):
+                raise v.InvalidInput(
+                    "timestamp is not supported with infer=True; give each message a "
+                    "'created_at' to date its facts, or add without infer"
+                )
             return infer_add(self, items, metas, scope)
+        settings = self.settings
         records = new_records(
-            items, metas, scope, self.settings.max_text_chars, self.settings.max_metadata_bytes
+            items, metas, scope, settings.max_text_chars, settings.max_metadata_bytes, times
         )
         with single_threaded_blas():
             self._write_new(records)

@@ -26,19 +26,25 @@ def history_event(
 
 
 def new_records(
-    items: Sequence[Any], metas: list[Any], scope: Scope, max_chars: int, max_bytes: int
+    items: Sequence[Any],
+    metas: list[Any],
+    scope: Scope,
+    max_chars: int,
+    max_bytes: int,
+    times: Sequence[datetime | None] | None = None,
 ) -> list[MemoryRecord]:
-    """One record per non-system message of each item, in order, with distinct times."""
+    """One record per non-system message of each item, in order, with distinct times: now,
+    or the item's own time (``times``, validated by ``validation.validate_timestamps``)."""
     parsed = [
         (v.normalise_messages(i, max_chars), v.validate_metadata(m, max_bytes))
         for i, m in zip(items, metas)
     ]
     start = now()
     records = []
-    for messages, meta in parsed:
+    for (messages, meta), own in zip(parsed, times or [None] * len(parsed), strict=True):
         for message in messages:
             # Distinct microseconds keep the order of one batch in "newest first" listings.
-            at = (start + timedelta(microseconds=len(records))).isoformat()
+            at = ((own or start) + timedelta(microseconds=len(records))).isoformat()
             records.append(
                 MemoryRecord(
                     str(uuid.uuid4()),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ from linkmem.extract.base import EntityExtractor
 from linkmem.filters import Node
 from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_all
 from linkmem.rank.terms import query_terms
+from linkmem.rank.time_boost import rescore_by_time
 from linkmem.store.base import Store
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import Hit, Scope, ScoreParts
@@ -34,6 +35,7 @@ class Signals:
     dense: bool = True
     keyword: bool = True
     entities: bool = True
+    time: bool = True  # dates the question names, "when" (linkmem.rank.time_boost)
 
     @classmethod
     def of(cls, value: Any) -> Signals | None:
@@ -137,11 +139,14 @@ def _search(
         hops = hop_targets([mid for mid, _ in scored], entities.matched, store, config)
         if hops:
             scored = scores.fuse(candidates | set(hops), entities.boosts, hops)
+    if request.signals.time:
+        scored = rescore_by_time(request.query, scored, store.get_memories, config.max_score)
     if request.threshold is not None:
         scored = [(mid, score) for mid, score in scored if score >= request.threshold]
     scored = scored[: request.top_k]
     records = {r.id: r for r in store.get_memories([mid for mid, _ in scored])}
-    return [Hit(records[mid], score, scores.parts(mid)) for mid, score in scored if mid in records]
+    hits = [(records[mid], score, scores.parts(mid)) for mid, score in scored if mid in records]
+    return [Hit(r, score, replace(parts, score=score)) for r, score, parts in hits]
 
 
 @dataclass

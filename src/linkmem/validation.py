@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from typing import Any
 
 from linkmem.config import Settings
@@ -302,6 +303,45 @@ def validate_metadata_list(metadata: Any, count: int) -> list[Any]:
             f"metadata has {len(metadata)} entries for {count} items; pass one per item"
         )
     return list(metadata)
+
+
+def validate_timestamp(value: Any, what: str = "timestamp") -> datetime | None:
+    """A memory's own time: an ISO-8601 string, a ``datetime`` or ``date`` (no time zone:
+    UTC) or epoch seconds -> an aware UTC ``datetime``; None stays None."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, datetime):
+            found = value
+        elif isinstance(value, date):
+            found = datetime(value.year, value.month, value.day)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            found = datetime.fromtimestamp(check_finite(float(value), what), UTC)
+        elif isinstance(value, str) and value.strip():
+            found = datetime.fromisoformat(value.strip())
+        else:
+            raise TypeError
+        found = found.replace(tzinfo=UTC) if found.tzinfo is None else found.astimezone(UTC)
+    except (TypeError, ValueError, OverflowError, OSError) as e:
+        raise InvalidInput(
+            f"{what} must be an ISO-8601 date or time ('2023-05-25', '2023-05-25T13:14:00Z'), "
+            f"a datetime or epoch seconds, got {shown(value)}"
+        ) from e
+    if not 1 <= found.year <= 9998:
+        raise InvalidInput(f"{what} must lie in the years 1 to 9998, got {shown(value)}")
+    return found
+
+
+def validate_timestamps(value: Any, count: int) -> list[datetime | None]:
+    """``add_batch``'s ``timestamp``: one for every item, or a list with one per item."""
+    if not isinstance(value, list | tuple):
+        return [validate_timestamp(value)] * count
+    if len(value) != count:
+        raise InvalidInput(
+            f"timestamp has {len(value)} entries for {count} items; pass one per item "
+            "(or one timestamp for all)"
+        )
+    return [validate_timestamp(t, f"timestamp[{i}]") for i, t in enumerate(value)]
 
 
 def normalise_messages(messages: Any, max_chars: int) -> list[Message]:

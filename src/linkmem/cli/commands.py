@@ -57,6 +57,10 @@ def add(
             "existing memories, instead of storing the text as it is.",
         ),
     ] = False,
+    timestamp: Annotated[
+        str | None,
+        typer.Option(help="When it was said: an ISO-8601 date or time (default: now)."),
+    ] = None,
     as_json: Json = False,
 ) -> None:
     """Remember one text.
@@ -67,7 +71,7 @@ def add(
     meta = parse_json(metadata, "--metadata")
     message = text if role == "user" else {"role": role, "content": text}
     result = open_memory(ctx, embeds=True).add(
-        message, **scope(user, agent, run), metadata=meta, infer=infer
+        message, **scope(user, agent, run), metadata=meta, infer=infer, timestamp=timestamp
     )
     render.emit(result, as_json, render.events)
 

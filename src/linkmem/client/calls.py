@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from datetime import date
 from typing import Any
 from urllib.parse import quote
 
@@ -37,6 +38,19 @@ def _memory_path(memory_id: Any, suffix: str = "") -> str:
     return f"/v1/memories/{quote(validate_memory_id(memory_id), safe='')}{suffix}"
 
 
+def _timestamp(value: Any) -> dict[str, Any]:
+    """``timestamp`` as JSON carries it (a datetime or date as ISO-8601); nothing when unset."""
+    if value is None:
+        return {}
+    if isinstance(value, list | tuple):
+        return {"timestamp": [_iso(v) for v in value]}
+    return {"timestamp": _iso(value)}
+
+
+def _iso(value: Any) -> Any:
+    return value.isoformat() if isinstance(value, date) else value
+
+
 def _read(method: str, path: str, **params: Any) -> Call:
     return Call(method, path, {k: v for k, v in params.items() if v is not None}, None, True)
 
@@ -49,11 +63,12 @@ def add(
     run_id: Any = None,
     metadata: Any = None,
     infer: bool = False,
+    timestamp: Any = None,
 ) -> Call:
     """Remember a text, a message dict or a list of messages (each non-system message is
     one memory)."""
     body = {"messages": messages, **scope_params(user_id, agent_id, run_id), "metadata": metadata}
-    return Call("POST", "/v1/memories", body={**body, "infer": infer})
+    return Call("POST", "/v1/memories", body={**body, "infer": infer, **_timestamp(timestamp)})
 
 
 def add_batch(
@@ -64,10 +79,13 @@ def add_batch(
     run_id: Any = None,
     metadata: Any = None,
     infer: bool = False,
+    timestamp: Any = None,
 ) -> Call:
     """Add many items (each as ``add`` takes it) in one scope, with per-item metadata."""
     body = {"items": items, **scope_params(user_id, agent_id, run_id), "metadata": metadata}
-    return Call("POST", "/v1/memories/batch", body={**body, "infer": infer})
+    return Call(
+        "POST", "/v1/memories/batch", body={**body, "infer": infer, **_timestamp(timestamp)}
+    )
 
 
 def search(

@@ -23,6 +23,7 @@ from linkmem.eval.folds import fold_table, tune_folds
 from linkmem.eval.locomo import Conversation, Question, load_locomo
 from linkmem.eval.metrics import aggregate, counts, mean, percentile, recalls
 from linkmem.memory import Memory
+from linkmem.rank.dates import parse_date
 from linkmem.search import Signals
 
 #: Ablation name -> the signals its searches use (in report order).
@@ -251,7 +252,8 @@ def add_conversations(
         texts = [t.memory_text for t in conv.turns]
         metadata = [t.metadata for t in conv.turns]
         start = time.perf_counter()
-        memory.add_batch(texts, user_id=conv.sample_id, metadata=metadata)
+        times = [parse_date(t.session_date) for t in conv.turns]  # when each turn was said
+        memory.add_batch(texts, user_id=conv.sample_id, metadata=metadata, timestamp=times)
         seconds = time.perf_counter() - start
         per_conversation[conv.sample_id] = {"memories": len(texts), "seconds": seconds}
         say(f"added {conv.sample_id}: {len(texts)} turns in {seconds:.1f} s")

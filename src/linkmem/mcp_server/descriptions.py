@@ -65,6 +65,7 @@ ARGS = {
     "text": "The memory, one fact or a short passage.",
     "messages": 'Chat messages, e.g. [{"role": "user", "content": "..."}].',
     "metadata": 'JSON object kept with the memory, e.g. {"topic": "pets"}.',
+    "timestamp": "When it was said, ISO-8601 (default: now).",
     "query": "The question or keywords.",
     "top_k": "How many results.",
     "filters": 'Metadata filter, e.g. {"topic": "pets"} or {"year": {"gte": 2024}}.',

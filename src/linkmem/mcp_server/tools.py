@@ -41,6 +41,7 @@ Entity = _arg(str, "entity")
 Text = _arg(str | None, "text")
 Messages = _arg(list[dict[str, str]] | None, "messages")
 Metadata = _arg(dict[str, Any] | None, "metadata")
+Timestamp = _arg(str | None, "timestamp")
 Query = _arg(str, "query")
 TopK = _arg(int, "top_k")
 Filters = _arg(dict[str, Any] | None, "filters")
@@ -103,12 +104,15 @@ class MemoryTools:
         user_id: UserId = None,
         agent_id: AgentId = None,
         run_id: RunId = None,
+        timestamp: Timestamp = None,
     ) -> CallToolResult:
         scope = _scope(user_id, agent_id, run_id)
         return self._run(
             ctx,
             "write",
-            lambda m: m.add(_text_or_messages(text, messages), metadata=metadata, **scope),
+            lambda m: m.add(
+                _text_or_messages(text, messages), metadata=metadata, timestamp=timestamp, **scope
+            ),
             render.added,
         )
 

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 
 _MONTHS = (
     "January February March April May June July August September October November December"
@@ -21,7 +22,7 @@ _MONTH_RE = (
     r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?)"
 )
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
-_WEEKDAY_RE = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_WEEKDAY_RE = f"(?P<wd>{'|'.join(_WEEKDAYS)})"
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
@@ -260,33 +261,48 @@ def _day_of_month(m: re.Match[str], anchor: date) -> Span | None:
     return None if d is None else day(d)
 
 
-_RELATIVE: list[tuple[re.Pattern[str], Callable[[re.Match[str], date], Span | None]]] = [
+_Resolve = Callable[[re.Match[str], date], Span | None]
+_UNITS = ("day", "week", "month", "year")
+#: Each pattern, the words it needs (a text without them is not searched: regular
+#: expressions are the cost of the time signal) and how it resolves.
+_RELATIVE: list[tuple[re.Pattern[str], tuple[str, ...], _Resolve]] = [
     (re.compile(r"\b(?:the day before yesterday|yesterday|last night|today|tonight|tomorrow"
                 r"|this (?:morning|afternoon|evening)|earlier today|the other day)\b", re.I),
-     _relative),
+     ("yesterday", "night", "today", "tomorrow", "this ", "other day"), _relative),
     (re.compile(r"\b" + _NUMBER_RE + r" (?P<unit>day|week|weekend|month|year)s? (?P<dir>ago)\b",
-                re.I), _ago),
+                re.I), ("ago",), _ago),
     (re.compile(r"\b(?P<dir>in) " + _NUMBER_RE + r" (?P<unit>day|week|month|year)s?\b", re.I),
-     _ago),
+     _UNITS, _ago),
     (re.compile(r"\b(?P<which>this past|last|past|next|this) (?P<unit>week|weekend|month|year"
-                r"|spring|summer|fall|autumn)\b", re.I), _named_period),
+                r"|spring|summer|fall|autumn)\b", re.I), ("last ", "past ", "next ", "this "),
+     _named_period),
     (re.compile(r"\b(?P<which>this past|last|next|this coming|coming|this|on) " + _WEEKDAY_RE
-                + r"\b", re.I), _weekday),
-    (re.compile(r"\bon the (?P<d>\d{1,2})(?:st|nd|rd|th)\b", re.I), _day_of_month),
+                + r"\b", re.I), ("day",), _weekday),
+    (re.compile(r"\bon the (?P<d>\d{1,2})(?:st|nd|rd|th)\b", re.I), ("on the ",), _day_of_month),
 ]  # fmt: skip
+_WRITTEN = (*{m[:3] for m in _MONTHS}, "19", "20")  # what a written-out date needs
 
 
 def memory_spans(text: str, anchor: date) -> list[Span]:
     """The days the time expressions of ``text`` point at, said on ``anchor`` ("two weeks
     ago", "last Friday", "next month", "on the 15th", "May 25", "in 2022"). The memory's own
     date is not included."""
-    spans = [span for _, _, span in _absolute_dates(text, anchor.year)]
-    for pattern, resolve in _RELATIVE:
-        for m in pattern.finditer(text):
-            span = resolve(m, anchor)
-            if span is not None:
-                spans.append(span)
-    return spans
+    return list(_memory_spans(text, anchor))
+
+
+@lru_cache(maxsize=16384)  # a scope's memories come back search after search
+def _memory_spans(text: str, anchor: date) -> tuple[Span, ...]:
+    spans: list[Span] = []
+    if any(w in text for w in _WRITTEN):
+        spans = [span for _, _, span in _absolute_dates(text, anchor.year)]
+    lower = text.lower()
+    for pattern, needs, resolve in _RELATIVE:
+        if any(w in lower for w in needs):
+            for m in pattern.finditer(text):
+                span = resolve(m, anchor)
+                if span is not None:
+                    spans.append(span)
+    return tuple(spans)
 
 
 def memory_spans_batch(texts: Sequence[str], anchors: Sequence[date | None]) -> list[list[Span]]:

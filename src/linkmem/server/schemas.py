@@ -29,12 +29,18 @@ class AddBody(ScopeBody):
     )
     metadata: Any = None
     infer: StrictBool = False
+    timestamp: Any = Field(
+        default=None, description="When it was said: ISO-8601, or epoch seconds (default: now)"
+    )
 
 
 class AddBatchBody(ScopeBody):
     items: Any = Field(description="Items as /v1/memories takes them, one per memory")
     metadata: Any = Field(default=None, description="Metadata per item (same length as items)")
     infer: StrictBool = False
+    timestamp: Any = Field(
+        default=None, description="One timestamp for all items, or one (or null) per item"
+    )
 
 
 class SearchBody(ScopeBody):

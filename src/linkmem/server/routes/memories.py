@@ -37,14 +37,22 @@ def parse_filters(text: str | None) -> dict[str, Any] | None:
 @router.post("", summary="Add a text, a message or a list of messages")
 def add(body: AddBody, memory: Mem, caller: Who) -> Result:
     return caller.view(memory, "write").add(
-        body.messages, **body.scope(), metadata=body.metadata, infer=body.infer
+        body.messages,
+        **body.scope(),
+        metadata=body.metadata,
+        infer=body.infer,
+        timestamp=body.timestamp,
     )
 
 
 @router.post("/batch", summary="Add many items in one scope, with metadata per item")
 def add_batch(body: AddBatchBody, memory: Mem, caller: Who) -> Result:
     return caller.view(memory, "write").add_batch(
-        body.items, **body.scope(), metadata=body.metadata, infer=body.infer
+        body.items,
+        **body.scope(),
+        metadata=body.metadata,
+        infer=body.infer,
+        timestamp=body.timestamp,
     )
 
 
