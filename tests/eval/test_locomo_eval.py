@@ -183,20 +183,26 @@ def test_run_rankings_and_recall_by_hand(result: dict) -> None:
 
 
 @pytest.mark.slow
-def test_each_turn_is_linked_to_its_speaker_and_not_to_the_one_addressed(
+def test_a_turn_is_linked_to_its_speaker_unless_it_is_about_the_listener(
     factory, tmp_path: Path
 ) -> None:
     conversation = load_locomo(SYNTHETIC)[0]
     memory = factory(tmp_path / "links.db")
     add_conversations(memory, [conversation], lambda _: None)
     scope = {"user_id": conversation.sample_id}
+    linked = {}
     for speaker in conversation.speakers:
         found = memory.entity_memories(speaker, **scope)
         assert found["entity"]["kind"] == "PROPER"
-        linked = {m["metadata"]["dia_id"] for m in found["results"]}
-        assert {t.dia_id for t in conversation.turns if t.speaker == speaker} <= linked
-    alice = {m["metadata"]["dia_id"] for m in memory.entity_memories("Alice", **scope)["results"]}
-    assert "D1:2" not in alice  # Bob: "That's wonderful, Alice! What kind of dog is Max?"
+        linked[speaker] = {m["metadata"]["dia_id"] for m in found["results"]}
+        assert linked[speaker] <= {t.dia_id for t in conversation.turns if t.speaker == speaker}
+    # "I finally adopted a dog", "Max is a golden retriever", "My teacher Rosa says ..."
+    assert {"D1:1", "D1:3", "D1:9", "D3:5"} <= linked["Alice"]
+    assert {"D1:4", "D1:6", "D3:8"} <= linked["Bob"]
+    # "How many miles are you running each week?", "You should! Cats are easier ..."
+    assert not {"D1:5", "D2:8"} & linked["Alice"]
+    # "That's wonderful, Alice! What kind of dog is Max?" names neither speaker's own doings
+    assert not {"D1:2", "D1:8", "D2:3"} & (linked["Alice"] | linked["Bob"])
 
 
 @pytest.mark.slow

@@ -2,12 +2,13 @@
 
 Greetings glued to a name ("Bye Caroline", "Hey Mel") and names used to address the listener
 ("Thanks, Caroline!", "Mel, guess what?") name the person spoken to, not a subject of the
-message; linking them would tie every reply to its addressee.
+message; linking them would tie every reply to its addressee. Likewise a message that only asks
+or speaks of the listener ("What made you pick it?") is not about its speaker.
 """
 
 from __future__ import annotations
 
-from spacy.tokens import Token
+from spacy.tokens import Doc, Token
 
 #: Words that open a greeting or thanks and are often tagged as part of the following name.
 GREETINGS: frozenset[str] = frozenset(
@@ -21,6 +22,8 @@ REPLY_OPENERS: frozenset[str] = GREETINGS | frozenset(
     """glad cool awesome nice great amazing wonderful lovely definitely absolutely totally
     agreed wanna gonna gotta oof woohoo yikes phew""".split()
 )
+FIRST_PERSON: frozenset[str] = frozenset("i me my mine myself we us our ours ourselves".split())
+SECOND_PERSON: frozenset[str] = frozenset("you your yours yourself yourselves ya".split())
 _CLOSING = {",", "!", "?", ".", ";", ":"}
 _FINITE = frozenset({"VBZ", "VBD", "VBP", "MD"})
 _PHRASE_OPENERS = frozenset({"DT", "PRP$", "NNP", "JJ", "CD"})  # "our", "the", "Anna's"
@@ -89,3 +92,21 @@ def _listed(comma: Token) -> bool:
 
 def _interjection(tok: Token) -> bool:
     return tok.lower_ in GREETINGS or tok.pos_ == "INTJ"
+
+
+def about_listener(doc: Doc) -> bool:
+    """A message about the person spoken to rather than its speaker: no statement in it speaks
+    of the speaker ("I", "my", "we"), and it speaks of "you" or asks something without
+    speaking of the speaker ("Wow! What got you into running?", "Your empathy will help
+    people.", "Did you see that band?"). A speaker label then names the one who asks, not the
+    one the message is about (LoCoMo dev: a quarter of the turns)."""
+    statements_of_self = asks_of_self = asks = of_you = False
+    for sent in doc.sents:
+        words = {t.lower_ for t in sent}
+        question = sent.text.rstrip(" \"')]").endswith("?")
+        of_self = not FIRST_PERSON.isdisjoint(words)
+        asks |= question
+        asks_of_self |= question and of_self
+        statements_of_self |= of_self and not question
+        of_you |= not SECOND_PERSON.isdisjoint(words)
+    return not statements_of_self and (of_you or (asks and not asks_of_self))
