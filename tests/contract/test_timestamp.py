@@ -80,3 +80,9 @@ def test_search_reads_time_against_the_memory_date(memory):
     assert results[0]["score"] == results[0]["score_details"]["score"]
     plain = memory.search(question, user_id="u", signals={"time": False})["results"]
     assert plain[0]["score"] < results[0]["score"]
+
+
+def test_timestamp_with_infer_is_refused(memory):
+    with pytest.raises(InvalidInput, match="infer=True"):
+        memory.add("I moved to Lisbon", user_id="u", infer=True, timestamp="2023-01-01")
+    assert memory.count() == 0
