@@ -217,15 +217,18 @@ def downgrade(memory) -> None:
     """Take the store back to its schema before context terms (as an older linkmem left it)."""
     store = memory.store
     if hasattr(store, "c"):
-        c, name = store.c, "m003_context_terms"
+        c, names = store.c, ("m003_context_terms", "m004_term_counts")
         statements = [
+            f"DROP TRIGGER {c}_terms_add",
+            f"DROP TRIGGER {c}_terms_sub",
+            f"DROP TABLE {c}_terms",
             f"ALTER TABLE {c}_postings DROP COLUMN ctx",
             f"ALTER TABLE {c}_postings DROP COLUMN ctx_len",
             f"ALTER TABLE {c} DROP COLUMN ctx_len",
             f"ALTER TABLE {c}_scopes DROP COLUMN ctx_total",
         ]
     else:
-        t, name = store.t, "m005_context_terms"
+        t, names = store.t, ("m005_context_terms",)
         c, key, doc_len = t.c, t.index("_postings_pkey"), t.index("_doc_len")
         statements = [
             f"ALTER TABLE {t.postings} DROP CONSTRAINT {key}",
@@ -239,7 +242,8 @@ def downgrade(memory) -> None:
         ]
     for statement in statements:
         store.db.run(statement)
-    store.db.run(f"DELETE FROM linkmem_migrations WHERE name = '{name}' AND collection = '{c}'")
+    for name in names:
+        store.db.run(f"DELETE FROM linkmem_migrations WHERE name = '{name}' AND collection = '{c}'")
 
 
 def test_a_store_from_before_context_terms_opens_and_searches_as_before(make_memory):
@@ -255,3 +259,26 @@ def test_a_store_from_before_context_terms_opens_and_searches_as_before(make_mem
     added = ids_of(new.add_batch(TEXTS, user_id="u"))
     assert all(p.context for p in new.store.postings_of(added).values())
     assert new.check()["ok"]
+
+
+def test_sqlite_keeps_each_terms_document_frequency(make_memory):
+    memory = make_memory()
+    store = memory.store
+    if not hasattr(store, "c"):
+        pytest.skip("the term counts table is SQLite's")
+    ids = ids_of(memory.add_batch(TEXTS, user_id="u"))
+    memory.update(ids[1], "What did you call the puppy?")
+    memory.delete(ids[4])
+    counted = store.db.rows(
+        f"SELECT scope_id, term, count(*) FROM {store.c}_postings GROUP BY scope_id, term"
+    )
+    kept = store.db.rows(f"SELECT scope_id, term, df FROM {store.c}_terms WHERE df > 0")
+    assert sorted(counted) == sorted(kept)
+    words = query_terms(QUERY)
+    before = store.keyword_search(words, Scope("u"), 100)
+    store.db.run(f"UPDATE {store.c}_terms SET df = df + 3 WHERE term = 'puppi'")
+    assert [p["kind"] for p in memory.check()["problems"]] == ["stale_stats"]
+    assert memory.check(repair=True)["ok"]
+    assert store.keyword_search(words, Scope("u"), 100) == before
+    memory.reset()
+    assert store.db.rows(f"SELECT count(*) FROM {store.c}_terms")[0][0] == 0

@@ -45,8 +45,13 @@ class AuditTables(AuditMixin):
             "OR m.doc_len != p.doc_len OR m.ctx_len != p.ctx_len "
             "OR (p.tf <= 0 AND p.ctx <= 0) OR p.tf < 0 OR p.ctx < 0"
         )
+        stale += self.db.rows(
+            f"SELECT s.user_id, s.agent_id, s.run_id FROM {self.c}_scopes s WHERE s.id IN "
+            f"(SELECT scope_id FROM ({_TERM_COUNTS.format(c=self.c)}) GROUP BY scope_id "
+            "HAVING sum(counted != df) > 0)"
+        )
         return {
-            "stale_stats": [f"{u}/{a}/{r}" for u, a, r in stale],
+            "stale_stats": sorted({f"{u}/{a}/{r}" for u, a, r in stale}),
             "stray_postings": [f"row {r[0]}" for r in stray],
         }
 
@@ -64,6 +69,11 @@ class AuditTables(AuditMixin):
                 f"UPDATE {self.c}_postings SET (doc_len, ctx_len) = (SELECT doc_len, ctx_len "
                 f"FROM {self.c} m WHERE m.rowid = memory)"
             )
+            self.db.run(f"DELETE FROM {self.c}_terms")
+            self.db.run(
+                f"INSERT INTO {self.c}_terms SELECT scope_id, term, count(*) "
+                f"FROM {self.c}_postings GROUP BY scope_id, term"
+            )
             of_scope = f"FROM {self.c} m WHERE m.scope_id = {self.c}_scopes.id"
             self.db.run(
                 f"UPDATE {self.c}_scopes SET n_docs = (SELECT count(*) {of_scope}), "
@@ -71,3 +81,12 @@ class AuditTables(AuditMixin):
                 f"ctx_total = (SELECT coalesce(sum(ctx_len), 0) {of_scope}), "
                 "mem_version = mem_version + 1"
             )
+
+
+#: Each (scope, term) of the postings or of ``_terms`` with its postings counted and its
+#: stored df (0 when absent on either side).
+_TERM_COUNTS = (
+    "SELECT scope_id, term, sum(n) AS counted, sum(df) AS df FROM ("
+    "SELECT scope_id, term, count(*) AS n, 0 AS df FROM {c}_postings GROUP BY scope_id, term "
+    "UNION ALL SELECT scope_id, term, 0, df FROM {c}_terms) GROUP BY scope_id, term"
+)

@@ -368,9 +368,10 @@ class MemoryTables:
         if not n_docs:
             return None
         rows = self.db.rows(
-            f"SELECT p.term, count(*) FROM {self.c}_postings p WHERE p.term IN "
-            f"({placeholders(len(terms))}) AND p.scope_id IN "
-            f"(SELECT s.id FROM {self.c}_scopes s WHERE {scope_sql}) GROUP BY p.term",
+            f"SELECT t.term, sum(t.df) FROM {self.c}_terms t WHERE t.term IN "
+            f"({placeholders(len(terms))}) AND t.scope_id IN "
+            f"(SELECT s.id FROM {self.c}_scopes s WHERE {scope_sql}) AND t.df > 0 "
+            "GROUP BY t.term",
             [*terms, *scope_args],
         )
         df = dict(rows)

@@ -153,10 +153,32 @@ def m003_context_terms(c: str) -> list[str]:
     ]
 
 
+def m004_term_counts(c: str) -> list[str]:
+    """Each scope's document frequency per term (how many postings the term has there) in
+    ``{c}_terms``, kept by triggers on the postings in the transaction that writes them (every
+    writer, repair and older process keeps it exact), so a search reads a query term's df as
+    one key instead of counting its postings (with neighbour words a memory has ~3.6x more
+    postings). Rows may reach df 0; they count as absent."""
+    return [
+        f"""CREATE TABLE {c}_terms (
+            scope_id INTEGER NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL,
+            PRIMARY KEY (scope_id, term)) WITHOUT ROWID""",
+        f"""CREATE TRIGGER {c}_terms_add AFTER INSERT ON {c}_postings BEGIN
+            INSERT INTO {c}_terms VALUES (new.scope_id, new.term, 1)
+            ON CONFLICT (scope_id, term) DO UPDATE SET df = df + 1; END""",
+        f"""CREATE TRIGGER {c}_terms_sub AFTER DELETE ON {c}_postings BEGIN
+            UPDATE {c}_terms SET df = df - 1
+            WHERE scope_id = old.scope_id AND term = old.term; END""",
+        f"INSERT INTO {c}_terms SELECT scope_id, term, count(*) FROM {c}_postings "
+        "GROUP BY scope_id, term",
+    ]
+
+
 MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [
     ("m001_initial", m001_initial),
     ("m002_api_keys", m002_api_keys),
     ("m003_context_terms", m003_context_terms),
+    ("m004_term_counts", m004_term_counts),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

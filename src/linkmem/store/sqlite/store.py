@@ -127,7 +127,7 @@ class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables, KeyTa
     def reset(self) -> None:
         """Delete memories, entities, links and history; meta and API keys stay."""
         with self.db.transaction():
-            for suffix in ["_links", "_postings", "_entities", "", "_history"]:
+            for suffix in ["_links", "_postings", "_terms", "_entities", "", "_history"]:
                 self.db.run(f"DELETE FROM {self.c}{suffix}")
             # Scope rows stay (with bumped versions) so no process keeps a stale cached matrix.
             self.db.run(
