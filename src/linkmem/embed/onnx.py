@@ -51,6 +51,9 @@ VOCAB_PATH = Path(__file__).parent / "data" / "vocab.txt"
 THREADS_ENV = "LINKMEM_ONNX_THREADS"
 #: A batch of fewer padded tokens runs as one call on one thread: a query, or a query's
 #: entity names. Larger batches are cut so that every thread runs a share of it at once.
+#: Each call reads all the weights (~42 MB of float32) whatever its size: a one-word text
+#: costs ~60% of a 15-piece query (4.0 vs 6.6 ms of thread CPU at load 14), so a second
+#: call pays only for tens of pieces per row; 256 keeps queries and single adds in one call.
 PARALLEL_MIN_TOKENS = 256
 
 
@@ -113,8 +116,9 @@ def _session_options() -> Any:
     session instead of intra-op threads: a query's embedding then runs on one core while
     spaCy reads its entities on the other (two intra-op threads fought spaCy for the cores),
     a batch's chunks run side by side with no per-operator synchronisation (CPU time of 1,000
-    short texts 7.2 -> 6.6 s), and no second session is needed for small batches (one holds
-    ~90 MB: the optimised graph keeps its weights as float32)."""
+    short texts 7.2 -> 6.6 s, of 60 long ones 10.6 -> 9.7 s; medians of 3 interleaved runs
+    at load 10-15), and no second session is needed for small batches (one holds ~90 MB: the
+    optimised graph keeps its weights as float32)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
