@@ -7,7 +7,9 @@ Reports, in one run so the ratios are comparable (the models are loaded once and
 - ``add_batch`` of 1,000 texts with entity linking off and on, and the share of the time spent
   in NER, embedding and the store (transaction, postings, links);
 - long texts: ``add_batch`` of ``--long`` user-assistant turns (assistant answers of several
-  hundred words) with entities on, next to the embedder alone and NER alone on the same texts;
+  hundred words) with entities on, next to the embedder alone and NER alone on what the write
+  path gives them (each text within ``linkmem.long_texts.DEFAULT``: a long one's head and
+  tail), with the characters and word pieces they read per text;
 - search p50/p95 in one scope holding each of ``--sizes`` memories, next to the query's models
   alone (query embedding, query NER);
 - a "targets" block (issue 15): each target's measured value, its limit, the model-time limit
@@ -28,7 +30,7 @@ from pathlib import Path
 
 from long_chats import REQUESTS, SENTENCES, fill
 
-from linkmem import Memory
+from linkmem import Memory, long_texts
 from linkmem.entities.boost import query_entities
 
 NAMES = ["Max", "Luna", "Oscar", "Maria", "Ken", "Priya", "Tomás", "Aiko", "Sam", "Nadia"]
@@ -168,22 +170,47 @@ def bench_add(folder: Path, models: Models, texts: list[str], entities: bool, na
 
 
 def bench_models_alone(models: Models, texts: list[str]) -> dict:
-    """The embedder alone, then NER alone, on ``texts``: the sequential model time."""
-    models.embedder.embed_batch(texts[:10])
-    models.extractor.extract_batch(texts[:10])
+    """The embedder alone, then NER alone, on what the write path gives each of them of
+    ``texts`` (``long_texts.DEFAULT``): the sequential model time."""
+    budget = long_texts.DEFAULT
+    embedded, extracted = budget.for_embedding(texts), budget.for_entities(texts)
+    models.embedder.embed_batch(embedded[:10])
+    models.extractor.extract_batch(extracted[:10])
     start = time.perf_counter()
-    models.embedder.embed_batch(texts)
+    models.embedder.embed_batch(embedded)
     embed_s = time.perf_counter() - start
     start = time.perf_counter()
-    models.extractor.extract_batch(texts)
+    models.extractor.extract_batch(extracted)
     ner_s = time.perf_counter() - start
     return {
+        "budget_chars": {
+            "whole_up_to": budget.whole_chars,
+            "embedding": budget.embed_chars,
+            "ner": budget.ner_chars,
+        },
+        "read_per_text": read_per_text(models, texts, embedded, extracted),
         "embed_seconds": round(embed_s, 3),
         "embed_texts_per_s": round(len(texts) / embed_s, 1),
         "ner_seconds": round(ner_s, 3),
         "ner_texts_per_s": round(len(texts) / ner_s, 1),
         "sequential_texts_per_s": round(len(texts) / (embed_s + ner_s), 1),
     }
+
+
+def read_per_text(models: Models, texts: list[str], embedded: list[str], extracted: list[str]):
+    """Mean characters of each text, of what the embedder and NER read of it, and the word
+    pieces the embedder runs (every window, special tokens included)."""
+    tokenizer = getattr(models.embedder, "tokenizer", None)
+    out = {
+        "chars": round(statistics.mean(map(len, texts)), 1),
+        "embedder_chars": round(statistics.mean(map(len, embedded)), 1),
+        "ner_chars": round(statistics.mean(map(len, extracted)), 1),
+    }
+    if tokenizer is not None:
+        encodings = [tokenizer.encode(t) for t in embedded]
+        pieces = [sum(len(w.ids) for w in [e, *e.overflowing]) for e in encodings]
+        out["embedder_pieces"] = round(statistics.mean(pieces), 1)
+    return out
 
 
 def bench_search(folder: Path, models: Models, sizes: list[int], n_queries: int) -> dict:

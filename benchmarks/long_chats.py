@@ -5,12 +5,13 @@ help (trips, recipes, code, budgets, training plans, gardens); the assistant ans
 (1-9k characters, a few of 20,000 and 65,000), naming many places, products and people, so the
 entity store sees what a long chat gives it. One user turn per fact states something personal
 ("my sister Ines just moved to Porto"): half of them as an aside before the request, half buried
-after a long pasted text (past the first 256 word pieces, where a truncating embedder stops).
+after a long pasted text (past the first 256 word pieces, where a truncating embedder stops),
+or with ``--buried middle`` in the middle of it.
 Assistant answers on the same topics name the same cities and people without the fact.
 Questions (category 4, single-hop; 1, multi-hop, for two facts of a kind) are paraphrased away
 from the fact's words. Pure Python, no network, deterministic for a seed.
 
-    python benchmarks/long_chats.py [--conversations 4] [--sessions 10] [--seed 11]
+    python benchmarks/long_chats.py [--conversations 4] [--sessions 10] [--seed 11] [--buried end]
     linkmem eval locomo --data benchmarks/results/long-chats.json --k 5,10,25
 """
 
@@ -176,14 +177,26 @@ def answer(topic: str, rng: random.Random) -> str:
     return " ".join(fill(rng.choice(SENTENCES[topic]), rng) for _ in range(count))
 
 
-def fact_turn(statement: str, request: str, rng: random.Random, buried: bool) -> str:
+#: Where a buried fact goes: after the pasted text ("end") or in its middle ("middle", where
+#: a reader of the text's head and tail only does not see it).
+PLACEMENTS = ("end", "middle")
+
+
+def fact_turn(
+    statement: str, request: str, rng: random.Random, buried: bool, placement: str = "end"
+) -> str:
     if not buried:
         return f"Quick bit of context: {statement}. Anyway, {request[0].lower()}{request[1:]}"
-    pasted = " ".join(rng.choice(PASTE_LINES) for _ in range(rng.randint(22, 30)))
-    return f"{rng.choice(PASTE)}\n\n{pasted}\n\nOh and unrelated, {statement}."
+    lines = [rng.choice(PASTE_LINES) for _ in range(rng.randint(22, 30))]
+    intro = rng.choice(PASTE)
+    aside = f"Oh and unrelated, {statement}."
+    if placement == "middle":
+        half = len(lines) // 2
+        return f"{intro}\n\n{' '.join([*lines[:half], aside, *lines[half:]])}"
+    return f"{intro}\n\n{' '.join(lines)}\n\n{aside}"
 
 
-def conversation(index: int, sessions: int, rng: random.Random) -> dict:
+def conversation(index: int, sessions: int, rng: random.Random, placement: str = "end") -> dict:
     facts = rng.sample(FACTS, len(FACTS))
     slots = iter(range(10_000))
     planned: dict[int, tuple] = {}
@@ -204,7 +217,8 @@ def conversation(index: int, sessions: int, rng: random.Random) -> dict:
             if slot in planned:
                 kind, pool, statement, question = planned[slot]
                 value, city = rng.choice(pool), rng.choice(CITIES)
-                text = fact_turn(statement.format(x=value, c=city), request, rng, slot % 2 == 1)
+                fact = statement.format(x=value, c=city)
+                text = fact_turn(fact, request, rng, slot % 2 == 1, placement)
                 answer_text = city if kind == "sister" else value
                 qa.extend(
                     {"question": q, "answer": answer_text, "evidence": [dia_id], "category": 4}
@@ -237,9 +251,11 @@ def conversation(index: int, sessions: int, rng: random.Random) -> dict:
     return {"sample_id": f"long-{index + 1}", "conversation": conv, "qa": qa}
 
 
-def generate(conversations: int = 4, sessions: int = 10, seed: int = 11) -> list[dict]:
+def generate(
+    conversations: int = 4, sessions: int = 10, seed: int = 11, placement: str = "end"
+) -> list[dict]:
     rng = random.Random(seed)
-    return [conversation(i, sessions, rng) for i in range(conversations)]
+    return [conversation(i, sessions, rng, placement) for i in range(conversations)]
 
 
 def main() -> None:
@@ -247,9 +263,10 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=4)
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--buried", choices=PLACEMENTS, default="end", help="buried facts go")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args()
-    data = generate(args.conversations, args.sessions, args.seed)
+    data = generate(args.conversations, args.sessions, args.seed, args.buried)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     texts = [

@@ -5,6 +5,7 @@ code, so the entities of one chunk are extracted while the embedder works throug
 a batch costs about the slower model, not the sum of both. Texts go through in chunks,
 which bounds what one model call holds (spaCy's memory zone, ONNX buffers) however large
 the batch; the entity names found in one chunk ride in the next chunk's embedding call.
+A long text is read within a budget (``linkmem.long_texts``): its head and tail.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linkmem import long_texts
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
 from linkmem.entities.boost import query_entities
@@ -41,17 +43,26 @@ def encode_batch(
     embedder: Embedder,
     extractor: EntityExtractor | None,
     config: RetrievalConfig,
+    budget: long_texts.LongTextBudget | None = None,
 ) -> Encoded:
-    """Embed ``texts`` and (when ``extractor`` is given) find and embed their entities."""
-    chunks = [list(texts[i : i + CHUNK]) for i in range(0, len(texts), CHUNK)]
+    """Embed ``texts`` and (when ``extractor`` is given) find and embed their entities; the
+    models read each text within ``budget`` (default ``long_texts.DEFAULT``)."""
+    budget = budget or long_texts.DEFAULT
+    chunks = _chunks(budget.for_embedding(texts))
     if extractor is None:
         return Encoded(_stack([embedder.embed_batch(c) for c in chunks], embedder.dim), None)
     ner = ThreadPoolExecutor(1, thread_name_prefix="linkmem-ner")
     try:
-        found = [ner.submit(extractor.extract_batch, chunk) for chunk in chunks]
+        found = [
+            ner.submit(extractor.extract_batch, c) for c in _chunks(budget.for_entities(texts))
+        ]
         return _embed_beside(chunks, found, embedder, EntityCollector(config))
     finally:
         ner.shutdown(wait=True, cancel_futures=True)
+
+
+def _chunks(texts: list[str]) -> list[list[str]]:
+    return [texts[i : i + CHUNK] for i in range(0, len(texts), CHUNK)]
 
 
 def _embed_beside(
