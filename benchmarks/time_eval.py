@@ -9,17 +9,27 @@ signal (``linkmem.rank.time_boost``) and without it (``Signals(time=False)``). P
 @10 / @25 per held-out conversation (constants are fixed, so a fold's held-out score is its
 conversation's) for categories 1-4 and each category, with mean and worst fold, and the
 search latency of each ablation; writes the whole result to ``--out``.
+
+``--cost``: instead, the time signal's own price: the first conversation is added and every
+question searched (top_k 10, then 50) with ``rescore_by_time`` timed alone; p50 / p95 ms of
+the questions it re-scores (a date or "when") and of the others.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import linkmem.eval.runner as runner
+import linkmem.search as search_module
 from linkmem.eval.folds import fold_table
+from linkmem.eval.locomo import load_locomo
+from linkmem.rank.time_boost import query_time
 from linkmem.search import Signals
 
 EXTRA = {
@@ -34,7 +44,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, help="a LoCoMo-format JSON file")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--cost", action="store_true", help="time the time signal alone")
     args = parser.parse_args()
+    if args.cost:
+        cost = rescore_cost(args.data)
+        print(json.dumps(cost, indent=1))
+        args.out.write_text(json.dumps(cost, indent=1))
+        return
     runner.ABLATIONS.update(EXTRA)
     result = runner.run_locomo(args.data, (10, 25), NAMES, progress=print)
     questions = {name: result["ablations"][name]["questions"] for name in NAMES}
@@ -61,6 +77,43 @@ def report(table: dict[str, Any], result: dict[str, Any]) -> list[str]:
         ms = result["ablations"][name]["search_ms"]
         lines.append(f"search ms {name:22s} p50 {ms['p50']:.1f} p95 {ms['p95']:.1f}")
     return lines
+
+
+def rescore_cost(data: Path) -> dict[str, Any]:
+    spent: list[tuple[str, float]] = []
+    real = search_module.rescore_by_time
+
+    def timed(query: str, *args: Any) -> Any:
+        start = time.perf_counter()
+        out = real(query, *args)
+        spent.append((query, 1000 * (time.perf_counter() - start)))
+        return out
+
+    conv = load_locomo(data)[0]
+    out: dict[str, Any] = {}
+    search_module.rescore_by_time = timed
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = runner.default_memory(Path(tmp) / "cost.db")
+        try:
+            runner.add_conversations(memory, [conv], lambda _: None)
+            for top_k in (10, 50):
+                spent.clear()
+                for q in conv.questions:
+                    memory.search(q.question, user_id=conv.sample_id, top_k=top_k)
+                out[f"top_k {top_k}"] = {
+                    "time questions": _ms([ms for q, ms in spent if query_time(q)]),
+                    "others": _ms([ms for q, ms in spent if not query_time(q)]),
+                }
+        finally:
+            memory.close()
+            search_module.rescore_by_time = real
+    return out
+
+
+def _ms(values: list[float]) -> dict[str, float | int]:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return {"n": len(values), "p50": round(statistics.median(values), 3), "p95": round(p95, 3)}
 
 
 if __name__ == "__main__":

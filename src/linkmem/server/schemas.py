@@ -49,7 +49,7 @@ class SearchBody(ScopeBody):
     top_k: Any = 10
     threshold: Any = None
     explain: StrictBool = False
-    signals: Any = Field(default=None, description="{dense, keyword, entities}: on/off")
+    signals: Any = Field(default=None, description="{dense, keyword, entities, time}: on/off")
 
 
 class UpdateBody(ScopeBody):
