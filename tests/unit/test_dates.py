@@ -37,6 +37,12 @@ def span(a: str, b: str | None = None, any_year: bool = False) -> Span:
         ("Which spot did Joanna visit in May?", span("2000-05-01", "2000-05-31", any_year=True)),
         ("What did John organize in 2024?", span("2024-01-01", "2024-12-31")),
         ("Was the first half of September 2022 good?", span("2022-09-01", "2022-09-15")),
+        ("What did Ana do at the end of 2022?", span("2022-10-01", "2022-12-31")),
+        ("What did Ana buy on 2023-06-05?", span("2023-06-05")),
+        ("What did Sam do in mid-March 2023?", span("2023-03-11", "2023-03-20")),
+        ("What did Ana cook the day before 3 March 2023?", span("2023-03-02")),
+        ("What did Ana do three days before June 10, 2023?", span("2023-06-07")),
+        ("What did Ana do on Jun 5th, 2023?", span("2023-06-05")),
     ],
 )
 def test_query_span(question: str, expected: Span) -> None:
@@ -65,6 +71,7 @@ def test_query_without_a_date(question: str) -> None:
         ("next month we move", span("2022-06-01", "2022-06-30")),
         ("back in May 2019", span("2019-05-01", "2019-05-31")),
         ("born on June 3rd", span("2022-06-03")),
+        ("the invoice of 2021-11-30 is paid", span("2021-11-30")),
         ("a few weeks ago", span("2022-04-11", "2022-04-17")),
     ],
 )

@@ -132,6 +132,7 @@ _MONTH_DAY = _MONTH_RE + r" (?P<d>\d{1,2})(?:st|nd|rd|th)?(?![\d:])"
 _YEAR = r"(?P<y>(?:19|20)\d{2})\b"
 #: Most specific first: a position already covered by an earlier pattern is skipped.
 _ABSOLUTE = [
+    re.compile(r"\b(?P<y>(?:19|20)\d{2})-(?P<mo>\d{2})-(?P<d>\d{2})\b"),
     re.compile(r"\b" + _DAY_MONTH + r",? ?" + _YEAR),
     re.compile(r"\b" + _MONTH_DAY + r",? ?" + _YEAR),
     re.compile(r"\b" + _MONTH_RE + r",? (?:of )?" + _YEAR),
@@ -162,9 +163,11 @@ def _absolute_dates(text: str, year: int | None) -> list[tuple[int, int, Span]]:
 def _span_of(g: dict[str, str | None], year: int | None) -> Span | None:
     any_year = g.get("y") is None and year is None
     y = int(g["y"]) if g.get("y") else (year or _ANY_YEAR)
-    if g.get("m") is None:
+    if g.get("m") is None and g.get("mo") is None:
         return Span(date(y, 1, 1), date(y, 12, 31))
-    month = _month(str(g["m"]))
+    month = int(str(g["mo"])) if g.get("mo") else _month(str(g["m"]))
+    if not 1 <= month <= 12:
+        return None
     if g.get("d"):
         d = _safe_date(y, month, int(str(g["d"])))
         return None if d is None else Span(d, d, any_year)
@@ -370,6 +373,8 @@ def _between(a: str, b: str) -> Span | None:
 def _modified(prefix: str, span: Span) -> Span:
     """``span`` narrowed or moved by the words just before it."""
     part = _PART_OF.search(prefix)
+    if part and span.days >= 365:
+        return _part_of_year(part.group("part").lower(), span)
     if part and span.days >= 28:
         first, last = _PARTS[part.group("part").lower()]
         start = span.start.replace(day=first)
@@ -384,6 +389,20 @@ def _modified(prefix: str, span: Span) -> Span:
             return Span(span.start, span.start + _FAR, span.any_year)
         return Span(span.end - _FAR, span.end, span.any_year)
     return span
+
+
+_YEAR_PARTS = {"beginning": (1, 3), "start": (1, 3), "early": (1, 3), "middle": (5, 8),
+               "mid": (5, 8), "end": (10, 12), "late": (10, 12), "first half": (1, 6),
+               "second half": (7, 12)}  # fmt: skip
+
+
+def _part_of_year(part: str, span: Span) -> Span:
+    """ "the end of 2022": October to December; a week of a year says nothing more."""
+    if part not in _YEAR_PARTS:
+        return span
+    first, last = _YEAR_PARTS[part]
+    year = span.start.year
+    return Span(date(year, first, 1), month_span(year, last).end, span.any_year)
 
 
 def _before(m: re.Match[str], span: Span) -> Span:
