@@ -97,5 +97,7 @@ def _cut_tail(piece: str) -> str:
 #: @5 / @10 / @25 (dense @10): all: 220 ms, 0.649 / 0.708 / 0.768 (0.625); 2000: 143 ms,
 #: 0.631 / 0.690 / 0.780 (0.595); 1000: 70 ms, 0.673 / 0.732 / 0.792 (0.649); 600: 43 ms,
 #: 0.685 / 0.732 / 0.810 (0.685); 400: 26 ms, 0.690 / 0.750 / 0.851 (0.750). The facts there sit
-#: at a turn's start or end; one in the middle of a long text is left to BM25 (--buried middle).
+#: at a turn's start or end; one in the middle of a long text is left to BM25 and is the price:
+#: with long_chats.py --buried middle, full 0.631 / 0.714 / 0.792 read whole -> 0.554 / 0.631 /
+#: 0.702 (whole_chars is the dial: a text up to it keeps every window).
 DEFAULT = LongTextBudget(embed_chars=400, ner_chars=400, whole_chars=1000)
