@@ -139,14 +139,20 @@ def _search(
         hops = hop_targets([mid for mid, _ in scored], entities.matched, store, config)
         if hops:
             scored = scores.fuse(candidates | set(hops), entities.boosts, hops)
+    time_boosts: dict[str, float] = {}
     if request.signals.time:
-        scored = rescore_by_time(request.query, scored, store.get_memories, config.max_score)
+        scored, time_boosts = rescore_by_time(
+            request.query, scored, store.get_memories, config.max_score
+        )
     if request.threshold is not None:
         scored = [(mid, score) for mid, score in scored if score >= request.threshold]
     scored = scored[: request.top_k]
     records = {r.id: r for r in store.get_memories([mid for mid, _ in scored])}
     hits = [(records[mid], score, scores.parts(mid)) for mid, score in scored if mid in records]
-    return [Hit(r, score, replace(parts, score=score)) for r, score, parts in hits]
+    return [
+        Hit(r, score, replace(parts, score=score, time_boost=time_boosts.get(r.id, 0.0)))
+        for r, score, parts in hits
+    ]
 
 
 @dataclass

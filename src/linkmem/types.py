@@ -117,6 +117,7 @@ class ScoreParts:
     score: float
     hop_boost: float = 0.0
     hop_entity: str | None = None
+    time_boost: float = 0.0  # dates the question names, "when" (linkmem.rank.time_boost)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -127,6 +128,7 @@ class ScoreParts:
             "entity": self.entity,
             "hop_boost": round(self.hop_boost, 6),
             "hop_entity": self.hop_entity,
+            "time_boost": round(self.time_boost, 6),
             "score": round(self.score, 6),
         }
 

@@ -34,6 +34,7 @@ def test_search_finds_relevant_memories_with_score_parts(pets):
         "entity",
         "hop_boost",
         "hop_entity",
+        "time_boost",
         "score",
     }
     assert details["bm25_raw"] > 0 and 0 < details["bm25"] <= 1

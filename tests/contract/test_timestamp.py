@@ -77,9 +77,13 @@ def test_search_reads_time_against_the_memory_date(memory):
     question = "What did Nate change about his hair in April 2022?"
     results = memory.search(question, user_id="u", explain=True)["results"]
     assert results[0]["memory"].startswith("Nate: I dyed")  # "last week" of 5 May: April
-    assert results[0]["score"] == results[0]["score_details"]["score"]
-    plain = memory.search(question, user_id="u", signals={"time": False})["results"]
-    assert plain[0]["score"] < results[0]["score"]
+    details = results[0]["score_details"]
+    assert results[0]["score"] == details["score"]
+    assert details["time_boost"] == pytest.approx(0.2 * 6 / 7, abs=1e-6)  # 25 Apr - 1 May
+    assert results[1]["score_details"]["time_boost"] == 0.0
+    plain = memory.search(question, user_id="u", signals={"time": False}, explain=True)
+    top = plain["results"][0]
+    assert top["score"] < results[0]["score"] and top["score_details"]["time_boost"] == 0.0
 
 
 def test_timestamp_with_infer_is_refused(memory):

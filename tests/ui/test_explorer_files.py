@@ -129,13 +129,15 @@ def test_whoami_and_weights_with_keys(client: TestClient):
 
 
 def test_the_score_parts_the_bars_draw_add_up_to_the_score(client: TestClient):
-    """bars.js draws (w_dense * max(dense, 0) + w_bm25 * bm25 + boost + hop) / max_score."""
+    """bars.js draws (w_dense * max(dense, 0) + w_bm25 * bm25 + boost + hop + time) /
+    max_score."""
     weights = client.get("/v1/weights").json()
     body = {"query": "What does Max love?", "user_id": "alice", "explain": True}
     for hit in client.post("/v1/memories/search", json=body).json()["results"]:
         d = hit["score_details"]
         parts = weights["dense"] * max(d["dense"], 0) + weights["bm25"] * d["bm25"]
-        total = (parts + d["entity_boost"] + d["hop_boost"]) / weights["max_score"]
+        boosts = d["entity_boost"] + d["hop_boost"] + d["time_boost"]
+        total = (parts + boosts) / weights["max_score"]
         assert min(total, 1.0) == pytest.approx(hit["score"], abs=1e-5)
 
 

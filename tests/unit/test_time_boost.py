@@ -22,7 +22,8 @@ RECORDS = [
 def test_queries_about_nothing_in_time_are_untouched():
     assert tb.query_time("What does Nate love?") is None
     scored = [("plain", 0.5), ("hair", 0.4)]
-    assert tb.rescore_by_time("What does Nate love?", scored, _no_reads, 2.6) is scored
+    out, boosts = tb.rescore_by_time("What does Nate love?", scored, _no_reads, 2.6)
+    assert out is scored and boosts == {}
 
 
 def _no_reads(ids):
@@ -43,8 +44,14 @@ def test_when_boosts_memories_with_a_time_expression():
 
 def test_rescore_reorders_and_keeps_scores_in_range():
     scored = [("plain", 0.5), ("hair", 0.45), ("april", 0.1)]
-    out = tb.rescore_by_time("Where was Nate in April 2022?", scored, lambda ids: RECORDS, 2.6)
+    out, boosts = tb.rescore_by_time(
+        "Where was Nate in April 2022?", scored, lambda ids: RECORDS, 2.6
+    )
     assert [mid for mid, _ in out] == ["hair", "plain", "april"]
+    assert boosts == {
+        "hair": pytest.approx(tb.MENTION_WEIGHT * 6 / 7),
+        "april": pytest.approx(tb.RANGE_WEIGHT),
+    }
     assert dict(out)["hair"] == pytest.approx(0.45 + tb.MENTION_WEIGHT * 6 / 7 / 2.6)
     assert all(0.0 <= s <= 1.0 for _, s in out)
 
@@ -88,5 +95,5 @@ def test_only_the_first_time_depth_results_are_read(monkeypatch):
         return [r for r in RECORDS if r.id in ids]
 
     scored = [("plain", 0.5), ("hair", 0.45), ("april", 0.1)]
-    out = tb.rescore_by_time("Where was Nate in April 2022?", scored, get, 2.6)
+    out, _ = tb.rescore_by_time("Where was Nate in April 2022?", scored, get, 2.6)
     assert read == ["plain", "hair"] and out[-1] == ("april", 0.1)

@@ -111,6 +111,9 @@ def hits(result: Row, explain: bool = False, title: str | None = None) -> None:
     hopped = explain and any(r.get("score_details", {}).get("hop_entity") for r in rows)
     if hopped:
         columns += [("hop", {"justify": "right"}), ("via", {"style": "magenta"})]
+    timed = explain and any(r.get("score_details", {}).get("time_boost") for r in rows)
+    if timed:
+        columns.append(("time", {"justify": "right"}))
     columns.append(("memory", {}))
     if not explain:  # with the score columns there is no room for ids; --json has them
         columns.append(("id", {"style": "cyan", "no_wrap": True}))
@@ -127,6 +130,8 @@ def hits(result: Row, explain: bool = False, title: str | None = None) -> None:
             ]
             if hopped:
                 cells += [_boost(d.get("hop_boost", 0)), d.get("hop_entity") or ""]
+            if timed:
+                cells.append(_boost(d.get("time_boost", 0)))
         cells.append(Text(r["memory"]))
         if not explain:
             cells.append(r["id"])

@@ -24,6 +24,8 @@ def _parts(details: Result) -> str:
         parts += f", entity +{details['entity_boost']:.2f} ({details['entity']})"
     if details.get("hop_boost"):
         parts += f", hop +{details['hop_boost']:.2f} ({details['hop_entity']})"
+    if details.get("time_boost"):
+        parts += f", time +{details['time_boost']:.2f}"
     return f"    parts: {parts}"
 
 

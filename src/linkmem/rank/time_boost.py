@@ -80,17 +80,18 @@ def rescore_by_time(
     scored: Ranked,
     get_memories: Callable[[Sequence[str]], list[MemoryRecord]],
     max_score: float,
-) -> Ranked:
+) -> tuple[Ranked, dict[str, float]]:
     """``scored`` (fused scores, best first) with each memory's time boost added (scaled by
-    ``max_score`` as fusion scales its parts), best first again; unchanged when the query
-    asks nothing about time."""
+    ``max_score`` as fusion scales its parts), best first again, and the boosts (before the
+    scaling, as ``ScoreParts`` shows the other boosts); unchanged when the query asks
+    nothing about time."""
     asked = query_time(query)
     if asked is None or not scored:
-        return scored
+        return scored, {}
     head, tail = scored[:TIME_DEPTH], scored[TIME_DEPTH:]
     boosts = time_boosts(asked, get_memories([mid for mid, _ in head]))
     if not boosts:
-        return scored
+        return scored, {}
     out = [(mid, min(1.0, s + boosts.get(mid, 0.0) / max_score)) for mid, s in head]
     out.sort(key=lambda item: -item[1])
-    return out + tail
+    return out + tail, boosts

@@ -1,6 +1,8 @@
-// A search result's score as a stacked bar: what dense, BM25, the entity boost and the
-// entity hop each added. The parts are the fused score's terms (see linkmem.rank.fusion):
-// score = (w_dense * calibrated(dense) + w_bm25 * bm25 + entity_boost + hop_boost) / max_score,
+// A search result's score as a stacked bar: what dense, BM25, the entity boost, the entity
+// hop and the time signal each added. The parts are the fused score's terms (see
+// linkmem.rank.fusion and linkmem.rank.time_boost):
+// score = (w_dense * calibrated(dense) + w_bm25 * bm25 + entity_boost + hop_boost
+//          + time_boost) / max_score,
 // calibrated(c) = max(0, 1 - (1 - c) * cosine_scale): the embedder's cosines on the scale the
 // weights assume (linkmem.rank.calibration; 1 for the default embedder).
 
@@ -11,6 +13,7 @@ export const PARTS = [
   { name: "bm25", label: "BM25", value: (d, w) => w.bm25 * d.bm25 },
   { name: "entity", label: "entity boost", value: (d) => d.entity_boost },
   { name: "hop", label: "hop", value: (d) => d.hop_boost },
+  { name: "time", label: "time", value: (d) => d.time_boost || 0 },
 ];
 
 function calibrated(cosine, scale) {
