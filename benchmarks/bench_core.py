@@ -8,8 +8,9 @@ Reports, in one run so the ratios are comparable (the models are loaded once and
   in NER, embedding and the store (transaction, postings, links);
 - long texts: ``add_batch`` of ``--long`` user-assistant turns (assistant answers of several
   hundred words) with entities on, next to the embedder alone and NER alone on what the write
-  path gives them (each text within ``linkmem.long_texts.DEFAULT``: a long one's head and
-  tail), with the characters and word pieces they read per text;
+  path gives them (each text within the default long-text budget,
+  ``RetrievalConfig.long_text_*``: a long one's head and tail), with the characters and
+  word pieces they read per text;
 - search p50/p95 in one scope holding each of ``--sizes`` memories, next to the query's models
   alone (query embedding, query NER);
 - a "targets" block (issue 15): each target's measured value, its limit, the model-time limit
@@ -31,6 +32,7 @@ from pathlib import Path
 from long_chats import REQUESTS, SENTENCES, fill
 
 from linkmem import Memory, long_texts
+from linkmem.config import RetrievalConfig
 from linkmem.entities.boost import query_entities
 
 NAMES = ["Max", "Luna", "Oscar", "Maria", "Ken", "Priya", "Tomás", "Aiko", "Sam", "Nadia"]
@@ -171,8 +173,8 @@ def bench_add(folder: Path, models: Models, texts: list[str], entities: bool, na
 
 def bench_models_alone(models: Models, texts: list[str]) -> dict:
     """The embedder alone, then NER alone, on what the write path gives each of them of
-    ``texts`` (``long_texts.DEFAULT``): the sequential model time."""
-    budget = long_texts.DEFAULT
+    ``texts`` (the default ``RetrievalConfig``'s long-text budget): the sequential model time."""
+    budget = long_texts.budget_of(RetrievalConfig())
     embedded, extracted = budget.for_embedding(texts), budget.for_entities(texts)
     models.embedder.embed_batch(embedded[:10])
     models.extractor.extract_batch(extracted[:10])

@@ -21,11 +21,12 @@ import sqlite3
 from pathlib import Path
 
 from linkmem import Memory, long_texts
+from linkmem.config import RetrievalConfig
 from linkmem.embed.onnx import OnnxMiniLMEmbedder
 from linkmem.eval.runner import run_locomo
 
 
-def factory(pooling: str, cap: int, stats: dict):
+def factory(pooling: str, cap: int, budget: long_texts.LongTextBudget, stats: dict):
     def build(path: Path) -> Memory:
         stats["path"] = path
         memory = Memory(
@@ -33,7 +34,12 @@ def factory(pooling: str, cap: int, stats: dict):
             store="sqlite",
             entities=True,
             embedder=OnnxMiniLMEmbedder(long_text_pooling=pooling),
-            retrieval={"max_entities_per_memory": cap},
+            retrieval={
+                "max_entities_per_memory": cap,
+                "long_text_embed_chars": budget.embed_chars,
+                "long_text_ner_chars": budget.ner_chars,
+                "long_text_whole_chars": budget.whole_chars,
+            },
         )
         return memory
 
@@ -49,7 +55,6 @@ def parse_budget(text: str) -> long_texts.LongTextBudget:
 def run(
     data: Path, pooling: str, cap: int, ablations: list[str], budget: long_texts.LongTextBudget
 ) -> dict:
-    long_texts.DEFAULT = budget  # what encode_batch reads when its caller gives no budget
     stats: dict = {}
 
     def count(_message: str) -> None:  # after each conversation's add: the store's sizes
@@ -62,7 +67,7 @@ def run(
         data,
         ks=[5, 10, 25],
         ablations=ablations,
-        memory_factory=factory(pooling, cap, stats),
+        memory_factory=factory(pooling, cap, budget, stats),
         progress=count,
     )
     result["store"] = {k: stats[k] for k in ("entities", "links", "memories")}
@@ -84,9 +89,9 @@ def main() -> None:
     budgets = [parse_budget(b) for b in args.budgets.split(",") if b]
     rows = []
     every = ["dense", "bm25", "dense+bm25", "full"]
-    none = long_texts.LongTextBudget()
-    variants = [(p, caps[0], every, long_texts.DEFAULT) for p in poolings]
-    variants += [(poolings[-1], cap, ["full"], long_texts.DEFAULT) for cap in caps[1:]]
+    none, default = long_texts.LongTextBudget(), long_texts.budget_of(RetrievalConfig())
+    variants = [(p, caps[0], every, default) for p in poolings]
+    variants += [(poolings[-1], cap, ["full"], default) for cap in caps[1:]]
     if budgets:  # budget variants only (budget 0: reading every text whole)
         variants = [(poolings[-1], caps[0], every, b) for b in budgets]
     for pooling, cap, ablations, budget in variants:

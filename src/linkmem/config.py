@@ -119,6 +119,35 @@ class RetrievalConfig:
     entity_merge_similarity: float = 0.95
     #: Entities kept per memory (the extractor's order, i.e. text order).
     max_entities_per_memory: int = 32
+    #: Time signal (``linkmem.rank.time_boost``), added before the division by ``max_score``.
+    #: Measured on the dev split with ``benchmarks/time_replay.py`` (neighbour words in BM25),
+    #: full recall@10 temporal / 1-4 (worst of 5 folds). A memory dated in the range the
+    #: question names ("in April 2022"): none 0.864 (0.740) / 0.773 (0.738); 0.1 0.882 /
+    #: 0.787; 0.2 0.894 (0.766) / 0.798 (0.773).
+    time_range_weight: float = 0.2
+    #: Times the largest share of one of its time expressions' days in that range ("dyed my
+    #: hair last week" said on 5 May 2022 is 6/7 in April 2022): 0.2 alone 0.908 (0.830); with
+    #: the range weight 0.2: 0.921 (0.856), 1-4 0.803 (0.778); 0.3 + 0.3 the same.
+    time_mention_weight: float = 0.2
+    #: A "when" question ("what year", "how long ago") and a memory with a time expression:
+    #: 0.05 -> temporal 0.925 (0.856), 0.1 -> 0.938 (0.889), 1-4 0.808 (0.781); no category
+    #: and no fold falls; synthetic temporal 0.861 -> 1.000.
+    time_when_weight: float = 0.1
+    #: The fused ranking's first this many memories are read and re-scored (boosts only raise
+    #: them): 200 equals re-scoring every memory; 100 gives temporal 0.929 (0.881), 50 0.911.
+    time_depth: int = 200
+    #: What the models read of a long text (``linkmem.long_texts``): a text of up to
+    #: ``long_text_whole_chars`` is read whole (every LoCoMo turn: the longest is 447); a
+    #: longer one as its head and tail, this many characters in all, by the embedder and by
+    #: NER; BM25 indexes all of it. 0: read every text whole. bench_core's long texts (load
+    #: 10-16), characters read -> CPU ms per text and long-chats full @5/@10/@25: all 220 ms,
+    #: 0.649/0.708/0.768; 1000 70 ms, 0.673/0.732/0.792; 600 43 ms, 0.685/0.732/0.810; 400
+    #: 26 ms, 0.690/0.750/0.851. The price: a fact in the middle of a long text is left to
+    #: BM25 (``long_chats.py --buried middle``: full @10 0.714 read whole -> 0.631; with
+    #: ``long_text_whole_chars`` 2500, 0.685).
+    long_text_embed_chars: int = 400
+    long_text_ner_chars: int = 400
+    long_text_whole_chars: int = 1000
 
     @property
     def max_score(self) -> float:

@@ -43,11 +43,10 @@ def encode_batch(
     embedder: Embedder,
     extractor: EntityExtractor | None,
     config: RetrievalConfig,
-    budget: long_texts.LongTextBudget | None = None,
 ) -> Encoded:
     """Embed ``texts`` and (when ``extractor`` is given) find and embed their entities; the
-    models read each text within ``budget`` (default ``long_texts.DEFAULT``)."""
-    budget = budget or long_texts.DEFAULT
+    models read each text within the config's long-text budget (``long_texts.budget_of``)."""
+    budget = long_texts.budget_of(config)
     chunks = _chunks(budget.for_embedding(texts))
     if extractor is None:
         return Encoded(_stack([embedder.embed_batch(c) for c in chunks], embedder.dim), None)

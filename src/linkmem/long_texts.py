@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from linkmem.config import RetrievalConfig
 from linkmem.errors import ConfigError
 
 #: Sentence ends (and paragraph breaks) a cut prefers; whitespace when there is none.
@@ -89,15 +90,10 @@ def _cut_tail(piece: str) -> str:
     return piece[space.end() :] if space and space.end() < len(piece) else piece
 
 
-#: The budget ``linkmem.encoding`` applies when its caller gives none: a text of up to 1,000
-#: characters (about one MiniLM window, 256 word pieces; every LoCoMo turn) is read whole; a
-#: longer one as 400 characters, 200 of head and 200 of tail (~90 word pieces), by both models.
-#: Measured (benchmarks/README.md "Long texts"), characters read of a longer text -> CPU ms per
-#: text of bench_core's long case (embedding + NER, load 10-16) and long chats full recall
-#: @5 / @10 / @25 (dense @10): all: 220 ms, 0.649 / 0.708 / 0.768 (0.625); 2000: 143 ms,
-#: 0.631 / 0.690 / 0.780 (0.595); 1000: 70 ms, 0.673 / 0.732 / 0.792 (0.649); 600: 43 ms,
-#: 0.685 / 0.732 / 0.810 (0.685); 400: 26 ms, 0.690 / 0.750 / 0.851 (0.750). The facts there sit
-#: at a turn's start or end; one in the middle of a long text is left to BM25 and is the price:
-#: with long_chats.py --buried middle, full 0.631 / 0.714 / 0.792 read whole -> 0.554 / 0.631 /
-#: 0.702 (whole_chars is the dial: a text up to it keeps every window).
-DEFAULT = LongTextBudget(embed_chars=400, ner_chars=400, whole_chars=1000)
+def budget_of(config: RetrievalConfig) -> LongTextBudget:
+    """The budget a ``RetrievalConfig`` sets (``long_text_*``; measurements there)."""
+    return LongTextBudget(
+        embed_chars=config.long_text_embed_chars,
+        ner_chars=config.long_text_ner_chars,
+        whole_chars=config.long_text_whole_chars,
+    )

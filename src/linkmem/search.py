@@ -141,9 +141,7 @@ def _search(
             scored = scores.fuse(candidates | set(hops), entities.boosts, hops)
     time_boosts: dict[str, float] = {}
     if request.signals.time:
-        scored, time_boosts = rescore_by_time(
-            request.query, scored, store.get_memories, config.max_score
-        )
+        scored, time_boosts = rescore_by_time(request.query, scored, store.get_memories, config)
     if request.threshold is not None:
         scored = [(mid, score) for mid, score in scored if score >= request.threshold]
     scored = scored[: request.top_k]

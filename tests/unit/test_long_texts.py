@@ -11,7 +11,7 @@ from linkmem.embed.fake import FakeEmbedder
 from linkmem.encoding import encode_batch
 from linkmem.errors import ConfigError
 from linkmem.extract.base import EntityKind, ExtractedEntity
-from linkmem.long_texts import JOIN, LongTextBudget, head_and_tail
+from linkmem.long_texts import JOIN, LongTextBudget, budget_of, head_and_tail
 
 SENTENCES = [f"Sentence number {i} talks about topic {i}." for i in range(200)]
 LONG = " ".join(SENTENCES)
@@ -67,9 +67,11 @@ class Recorder:
 
 def test_encode_batch_reads_long_texts_within_the_budget() -> None:
     embedder, extractor = FakeEmbedder(), Recorder()
-    budget = LongTextBudget(embed_chars=600, ner_chars=300)
+    config = RetrievalConfig(
+        long_text_embed_chars=600, long_text_ner_chars=300, long_text_whole_chars=0
+    )
     texts = ["a short one", LONG]
-    encoded = encode_batch(texts, embedder, extractor, RetrievalConfig(), budget)
+    encoded = encode_batch(texts, embedder, extractor, config)
     assert extractor.read == ["a short one", head_and_tail(LONG, 300)]
     assert encoded.vectors[1] == pytest.approx(embedder.embed_batch([head_and_tail(LONG, 600)])[0])
     assert encoded.vectors[0] == pytest.approx(embedder.embed_batch(["a short one"])[0])
@@ -77,7 +79,8 @@ def test_encode_batch_reads_long_texts_within_the_budget() -> None:
 
 def test_encode_batch_without_budget_reads_every_text_whole() -> None:
     embedder, extractor = FakeEmbedder(), Recorder()
-    encoded = encode_batch([LONG], embedder, extractor, RetrievalConfig(), LongTextBudget())
+    config = RetrievalConfig(long_text_embed_chars=0, long_text_ner_chars=0)
+    encoded = encode_batch([LONG], embedder, extractor, config)
     assert extractor.read == [LONG]
     assert encoded.vectors[0] == pytest.approx(embedder.embed_batch([LONG])[0])
 
@@ -88,3 +91,10 @@ def test_texts_up_to_whole_chars_are_read_whole_longer_ones_cut_to_the_budget() 
     assert budget.for_embedding([fits]) == [fits] and budget.for_entities([fits]) == [fits]
     assert budget.for_embedding([longer]) == [head_and_tail(longer, 300)]
     assert budget.for_entities([longer]) == [head_and_tail(longer, 200)]
+
+
+def test_the_default_config_reads_up_to_1000_characters_whole_then_400() -> None:
+    budget = budget_of(RetrievalConfig())
+    assert budget == LongTextBudget(embed_chars=400, ner_chars=400, whole_chars=1000)
+    assert budget.for_embedding([LONG[:1000]]) == [LONG[:1000]]
+    assert budget.for_embedding([LONG]) == [head_and_tail(LONG, 400)]

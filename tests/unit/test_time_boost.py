@@ -1,8 +1,10 @@
+from dataclasses import replace
 from datetime import UTC, date, datetime
 
 import pytest
 
 from linkmem import InvalidInput
+from linkmem.config import RetrievalConfig
 from linkmem.rank import time_boost as tb
 from linkmem.types import MemoryRecord, Scope
 from linkmem.validation import validate_timestamp, validate_timestamps
@@ -12,6 +14,7 @@ def record(mid: str, text: str, created_at: str) -> MemoryRecord:
     return MemoryRecord(mid, text, Scope(user_id="u"), {}, created_at, created_at)
 
 
+CONFIG = RetrievalConfig()
 RECORDS = [
     record("hair", "Dyed my hair last week", "2022-05-05T10:00:00+00:00"),
     record("april", "Went to the park", "2022-04-09T10:00:00+00:00"),
@@ -22,7 +25,7 @@ RECORDS = [
 def test_queries_about_nothing_in_time_are_untouched():
     assert tb.query_time("What does Nate love?") is None
     scored = [("plain", 0.5), ("hair", 0.4)]
-    out, boosts = tb.rescore_by_time("What does Nate love?", scored, _no_reads, 2.6)
+    out, boosts = tb.rescore_by_time("What does Nate love?", scored, _no_reads, CONFIG)
     assert out is scored and boosts == {}
 
 
@@ -31,28 +34,30 @@ def _no_reads(ids):
 
 
 def test_range_boosts_own_date_and_resolved_expressions():
-    boosts = tb.time_boosts(tb.query_time("What happened in April 2022?"), RECORDS)
-    assert boosts["april"] == pytest.approx(tb.RANGE_WEIGHT)
-    assert boosts["hair"] == pytest.approx(tb.MENTION_WEIGHT * 6 / 7)  # 25 Apr-1 May
+    boosts = tb.time_boosts(tb.query_time("What happened in April 2022?"), RECORDS, CONFIG)
+    assert boosts["april"] == pytest.approx(CONFIG.time_range_weight)
+    assert boosts["hair"] == pytest.approx(CONFIG.time_mention_weight * 6 / 7)  # 25 Apr-1 May
     assert "plain" not in boosts
 
 
 def test_when_boosts_memories_with_a_time_expression():
-    boosts = tb.time_boosts(tb.query_time("When did Nate dye his hair?"), RECORDS)
-    assert boosts == {"hair": pytest.approx(tb.WHEN_WEIGHT)}
+    boosts = tb.time_boosts(tb.query_time("When did Nate dye his hair?"), RECORDS, CONFIG)
+    assert boosts == {"hair": pytest.approx(CONFIG.time_when_weight)}
 
 
 def test_rescore_reorders_and_keeps_scores_in_range():
     scored = [("plain", 0.5), ("hair", 0.45), ("april", 0.1)]
     out, boosts = tb.rescore_by_time(
-        "Where was Nate in April 2022?", scored, lambda ids: RECORDS, 2.6
+        "Where was Nate in April 2022?", scored, lambda ids: RECORDS, CONFIG
     )
     assert [mid for mid, _ in out] == ["hair", "plain", "april"]
     assert boosts == {
-        "hair": pytest.approx(tb.MENTION_WEIGHT * 6 / 7),
-        "april": pytest.approx(tb.RANGE_WEIGHT),
+        "hair": pytest.approx(CONFIG.time_mention_weight * 6 / 7),
+        "april": pytest.approx(CONFIG.time_range_weight),
     }
-    assert dict(out)["hair"] == pytest.approx(0.45 + tb.MENTION_WEIGHT * 6 / 7 / 2.6)
+    assert dict(out)["hair"] == pytest.approx(
+        0.45 + CONFIG.time_mention_weight * 6 / 7 / CONFIG.max_score
+    )
     assert all(0.0 <= s <= 1.0 for _, s in out)
 
 
@@ -86,8 +91,7 @@ def test_validate_timestamps_one_or_one_per_item():
         validate_timestamps(["2020-01-01", "nope"], 2)
 
 
-def test_only_the_first_time_depth_results_are_read(monkeypatch):
-    monkeypatch.setattr(tb, "TIME_DEPTH", 2)
+def test_only_the_first_time_depth_results_are_read():
     read = []
 
     def get(ids):
@@ -95,5 +99,6 @@ def test_only_the_first_time_depth_results_are_read(monkeypatch):
         return [r for r in RECORDS if r.id in ids]
 
     scored = [("plain", 0.5), ("hair", 0.45), ("april", 0.1)]
-    out, _ = tb.rescore_by_time("Where was Nate in April 2022?", scored, get, 2.6)
+    shallow = replace(CONFIG, time_depth=2)
+    out, _ = tb.rescore_by_time("Where was Nate in April 2022?", scored, get, shallow)
     assert read == ["plain", "hair"] and out[-1] == ("april", 0.1)

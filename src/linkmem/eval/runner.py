@@ -27,12 +27,15 @@ from linkmem.rank.dates import parse_date
 from linkmem.search import Signals
 
 #: Ablation name -> the signals its searches use (in report order).
+#: Each ablation is exactly the signals its name lists; "dense+bm25+time" is full without
+#: entities, so full minus it is what the entity signal adds.
 ABLATIONS: dict[str, Signals] = {
-    "dense": Signals(dense=True, keyword=False, entities=False),
-    "bm25": Signals(dense=False, keyword=True, entities=False),
-    "dense+bm25": Signals(dense=True, keyword=True, entities=False),
-    "dense+entities": Signals(dense=True, keyword=False, entities=True),
-    "full": Signals(dense=True, keyword=True, entities=True),
+    "dense": Signals(dense=True, keyword=False, entities=False, time=False),
+    "bm25": Signals(dense=False, keyword=True, entities=False, time=False),
+    "dense+bm25": Signals(dense=True, keyword=True, entities=False, time=False),
+    "dense+entities": Signals(dense=True, keyword=False, entities=True, time=False),
+    "dense+bm25+time": Signals(dense=True, keyword=True, entities=False, time=True),
+    "full": Signals(dense=True, keyword=True, entities=True, time=True),
 }
 DEFAULT_KS: tuple[int, ...] = (1, 5, 10, 25, 50)
 #: Groups of the fold report: the headline, then multi-hop, temporal and adversarial.
