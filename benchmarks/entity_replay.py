@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from fusion_replay import _array  # the script's own folder is on sys.path
 
 import linkmem.entities.boost as boost_module
 import linkmem.search as search_module
@@ -159,14 +160,6 @@ def load_signals(path: Path) -> list[Conversation]:
                 )  # fmt: skip
             )
         out.append(conv)
-    return out
-
-
-def _array(row: dict[str, int], values: dict[str, float]) -> np.ndarray:
-    out = np.zeros(len(row))
-    for mid, value in values.items():
-        if mid in row:
-            out[row[mid]] = value
     return out
 
 
