@@ -300,10 +300,10 @@ class OnnxMiniLMEmbedder:
             work()
         finally:
             # Helpers not started yet are cancelled (this thread did their share), so this
-            # never waits for a pool that may be busy, even when called from the pool.
-            for helper in helpers:
-                helper.cancel()
-            wait(helpers)
+            # never waits for a pool that may be busy, even when called from the pool. Only
+            # the started ones are waited for: a cancelled future counts as done only once a
+            # pool thread has dequeued it, which a full pool never does.
+            wait([helper for helper in helpers if not helper.cancel()])
         if failed:
             raise failed[0]
 
