@@ -22,7 +22,7 @@ from linkmem.rank.terms import query_terms
 from linkmem.rank.time_boost import rescore_by_time
 from linkmem.store.base import Store
 from linkmem.store.prefetch import SearchPlan
-from linkmem.types import Hit, Scope, ScoreParts
+from linkmem.types import Hit, MemoryRecord, Scope, ScoreParts
 from linkmem.validation import shown
 
 Ranked = list[tuple[str, float]]
@@ -139,18 +139,39 @@ def _search(
         hops = hop_targets([mid for mid, _ in scored], entities.matched, store, config)
         if hops:
             scored = scores.fuse(candidates | set(hops), entities.boosts, hops)
+    records = _RecordReads(store)  # the time signal's reads serve the results too
     time_boosts: dict[str, float] = {}
     if request.signals.time:
-        scored, time_boosts = rescore_by_time(request.query, scored, store.get_memories, config)
+        scored, time_boosts = rescore_by_time(request.query, scored, records.get, config)
     if request.threshold is not None:
         scored = [(mid, score) for mid, score in scored if score >= request.threshold]
     scored = scored[: request.top_k]
-    records = {r.id: r for r in store.get_memories([mid for mid, _ in scored])}
+    records.get([mid for mid, _ in scored])
     hits = [(records[mid], score, scores.parts(mid)) for mid, score in scored if mid in records]
     return [
         Hit(r, score, replace(parts, score=score, time_boost=time_boosts.get(r.id, 0.0)))
         for r, score, parts in hits
     ]
+
+
+class _RecordReads:
+    """The records one search reads, each read once."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._read: dict[str, MemoryRecord] = {}
+
+    def get(self, ids: list[str]) -> list[MemoryRecord]:
+        missing = [mid for mid in ids if mid not in self._read]
+        if missing:
+            self._read.update((r.id, r) for r in self._store.get_memories(missing))
+        return [self._read[mid] for mid in ids if mid in self._read]
+
+    def __getitem__(self, memory_id: str) -> MemoryRecord:
+        return self._read[memory_id]
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._read
 
 
 @dataclass

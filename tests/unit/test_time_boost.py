@@ -102,3 +102,28 @@ def test_only_the_first_time_depth_results_are_read():
     shallow = replace(CONFIG, time_depth=2)
     out, _ = tb.rescore_by_time("Where was Nate in April 2022?", scored, get, shallow)
     assert read == ["plain", "hair"] and out[-1] == ("april", 0.1)
+
+
+def test_a_dated_search_reads_each_record_once(tmp_path, monkeypatch):
+    """The time signal's record reads serve the results: no id is read twice."""
+    from helpers import CapitalisedWordsExtractor
+    from search_reads_cases import plain_reads
+
+    from linkmem import Memory
+    from linkmem.embed.fake import FakeEmbedder
+
+    memory = Memory(
+        tmp_path / "m.db", embedder=FakeEmbedder(), extractor=CapitalisedWordsExtractor()
+    )
+    memory.add_batch(
+        ["Nate: I dyed my hair last week", "Nate: I love turtles", "Joanna: a new script"],
+        user_id="u",
+        timestamp="2022-05-05",
+    )
+    read: list[str] = []
+    get = memory.store.get_memories
+    monkeypatch.setattr(memory.store, "get_memories", lambda ids: read.extend(ids) or get(ids))
+    with plain_reads():
+        hits = memory.search("What did Nate do in April 2022?", user_id="u")["results"]
+    assert hits and len(read) == len(set(read))
+    memory.close()
