@@ -6,9 +6,7 @@ from collections.abc import Sequence
 
 from linkmem.store.audit import AuditMixin, StoredPostings
 from linkmem.store.base import iter_chunks
-from linkmem.store.sqlite.connection import Connection, placeholders
-
-CHUNK = 900
+from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
 
 
 class AuditTables(AuditMixin):

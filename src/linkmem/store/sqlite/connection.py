@@ -132,5 +132,9 @@ def _wrapped() -> Iterator[None]:
         raise StoreError(f"SQLite failed: {e}; the transaction was rolled back") from e
 
 
+#: Ids per statement: below SQLite's default limit of 999 bound parameters.
+CHUNK = 900
+
+
 def placeholders(n: int) -> str:
     return ",".join("?" * n)

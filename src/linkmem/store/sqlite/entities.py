@@ -11,13 +11,12 @@ import numpy as np
 
 from linkmem.errors import NotFound
 from linkmem.store.base import NewEntity, iter_chunks
-from linkmem.store.sqlite.connection import Connection, placeholders
+from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
 from linkmem.store.sqlite.memories import scope_loader
 from linkmem.store.sqlite.sql import exact_scope_params, scope_where
 from linkmem.store.vectors import MatrixCache, encode, top_k_many
 from linkmem.types import EntityRecord, Scope
 
-CHUNK = 900
 _ORDERS = {
     "links": "link_count DESC, e.key, e.rowid",
     "text": "e.key, e.rowid",

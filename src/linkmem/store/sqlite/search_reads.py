@@ -11,7 +11,7 @@ from typing import Any
 
 from linkmem.filters import Node
 from linkmem.store.prefetch import SearchPlan
-from linkmem.store.sqlite.memories import KeywordStats
+from linkmem.store.sqlite.keyword import KeywordStats
 from linkmem.types import Scope
 
 Ranked = list[tuple[str, float]]
