@@ -1,4 +1,5 @@
-"""BM25 keyword search on SQLite: the ``rank.bm25`` formula summed over postings in SQL."""
+"""BM25 keyword search on SQLite: the ``rank.bm25`` formula summed over postings, in numpy
+from the postings cached per scope (``keyword_cache``), or in SQL when a filter applies."""
 
 from __future__ import annotations
 
@@ -6,12 +7,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from linkmem.filters import Node
 from linkmem.rank import bm25
 from linkmem.rank.neighbour_terms import CONTEXT_SCALE
 from linkmem.store.base import iter_chunks
 from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
+from linkmem.store.sqlite.keyword_cache import (
+    KeywordCache,
+    KeywordScores,
+    TermPostings,
+    bm25_of_rows,
+)
 from linkmem.store.sqlite.sql import scope_where
+from linkmem.store.vectors import MatrixCache, ScopeMatrix
 from linkmem.types import Scope
 
 #: A posting's BM25 count and its memory's length: own plus context (``neighbour_terms``).
@@ -32,10 +42,13 @@ class KeywordStats:
 
 class KeywordTables:
     """The keyword half of the SQLite store's memory tables; ``MemoryTables`` (its subclass)
-    supplies ``_memory_where`` and ``_scope_matrices``."""
+    supplies ``_memory_where``, ``_scope_matrices``, ``_matching_scopes``, ``_version``,
+    ``memory_vectors`` and ``keyword_cache``."""
 
     db: Connection
     c: str
+    memory_vectors: MatrixCache
+    keyword_cache: KeywordCache
     k1: float = bm25.K1
     b: float = bm25.B
 
@@ -84,6 +97,79 @@ class KeywordTables:
         ids: Sequence[str] | None = None,
     ) -> list[tuple[str, float]]:
         """``keyword_search`` with the scope's statistics already read."""
+        if filters is None:
+            table = self.keyword_table(stats, scope)
+            if table is not None:
+                return table.top(k) if ids is None else table.of(ids, k)
+        return self._sql_keyword_scores(stats, scope, k, filters, ids)
+
+    def keyword_table(self, stats: KeywordStats, scope: Scope) -> KeywordScores | None:
+        """Every memory's BM25 in the scope from the cached postings of ``stats``' terms
+        (read and kept on first use); None when the postings and the scope's vector matrix
+        disagree (a write landed between the reads): the caller asks SQL."""
+        terms = list(stats.idfs)
+        matrices, scores = [], []
+        for scope_id, version in self._matching_scopes(scope):
+            matrix = self.memory_vectors.get(scope_id, version)
+            postings = self._term_postings(scope_id, matrix, terms)
+            if postings is None:
+                return None
+            weighted = [(stats.idfs[t], postings[t]) for t in terms]
+            matrices.append(matrix)
+            scores.append(bm25_of_rows(weighted, len(matrix.ids), stats.avg_len, self.k1, self.b))
+        return KeywordScores(matrices, scores)
+
+    def _term_postings(
+        self, scope_id: int, matrix: ScopeMatrix, terms: list[str]
+    ) -> dict[str, TermPostings] | None:
+        """The scope's postings of ``terms``, each memory as its row in ``matrix``: cached,
+        else read (and kept when read at the matrix's version); None when a posting's memory
+        is not in ``matrix``."""
+        cached = self.keyword_cache.lookup(scope_id, matrix.version, terms)
+        missing = [t for t in terms if t not in cached]
+        if not missing:
+            return cached
+        version, columns, committed = self._read_postings(scope_id, missing)
+        found = {}
+        for term in missing:
+            rowids, *rest = columns.get(term, [np.zeros(0, np.int64)] * 5)
+            rows = _rows_in(matrix, rowids)
+            if rows is None:
+                return None
+            found[term] = TermPostings.of_columns(rows, rest)
+        if committed and version == matrix.version:
+            self.keyword_cache.remember(scope_id, version, len(matrix.ids), found)
+        return {**cached, **found}
+
+    def _read_postings(
+        self, scope_id: int, terms: list[str]
+    ) -> tuple[int, dict[str, list[np.ndarray]], bool]:
+        """The scope's version and its postings of ``terms`` (term -> the columns memory, tf,
+        doc_len, ctx, ctx_len) from one snapshot, and whether that snapshot was committed."""
+        columns = ", ".join(
+            f"group_concat({c})" for c in ("memory", "tf", "doc_len", "ctx", "ctx_len")
+        )
+        out: dict[str, list[np.ndarray]] = {}
+        with self.db.snapshot() as committed:
+            version = self._version(scope_id, "mem_version")
+            for chunk in iter_chunks(terms, CHUNK):
+                for term, *texts in self.db.rows(
+                    f"SELECT term, {columns} FROM {self.c}_postings WHERE scope_id = ? "
+                    f"AND term IN ({placeholders(len(chunk))}) GROUP BY term",
+                    [scope_id, *chunk],
+                ):
+                    out[term] = [np.fromstring(t, dtype=np.int64, sep=",") for t in texts]
+        return version, out, committed
+
+    def _sql_keyword_scores(
+        self,
+        stats: KeywordStats,
+        scope: Scope,
+        k: int,
+        filters: Node | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """``keyword_scores`` summed in SQL."""
         found: list[tuple[str, float]] = []
         for chunk in iter_chunks(list(ids), CHUNK) if ids is not None else [None]:
             found += self._bm25_rows(stats.idfs, stats.avg_len, scope, filters, chunk, k)
@@ -137,3 +223,11 @@ class KeywordTables:
             if i in entry.row_of
         ]
         return f"{where} AND p.memory IN ({placeholders(len(rowids))})", [*args, *rowids]
+
+
+def _rows_in(matrix: ScopeMatrix, rowids: np.ndarray) -> np.ndarray | None:
+    """Each row key's row in ``matrix`` (whose keys ascend); None when one is not there."""
+    rows = np.searchsorted(matrix.rowids, rowids)
+    if len(rows) and (rows.max() >= len(matrix.rowids) or (matrix.rowids[rows] != rowids).any()):
+        return None
+    return rows

@@ -15,6 +15,7 @@ from linkmem.store.base import NewMemory, iter_chunks, posting_rows
 from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
 from linkmem.store.sqlite.keyword import KeywordTables
+from linkmem.store.sqlite.keyword_cache import KeywordCache
 from linkmem.store.sqlite.sql import exact_scope_params, filter_sql, scope_where
 from linkmem.store.vectors import (
     LoadedScope,
@@ -66,6 +67,7 @@ class MemoryTables(KeywordTables):
     def _init_memories(self, dim: int, cache_bytes: int) -> None:
         loader = scope_loader(self.db, self.c, f"{self.c}_scopes", "mem_version")
         self.memory_vectors = MatrixCache(dim, loader, cache_bytes)
+        self.keyword_cache = KeywordCache()
 
     # scopes ----------------------------------------------------------------------------------
     def _scope_id(self, scope: Scope, create: bool = True) -> int | None:
@@ -123,10 +125,11 @@ class MemoryTables(KeywordTables):
             rows,
         )
         rowids = self._rowids([m.record.id for m in group])
+        per_memory = [posting_rows(m.terms, m.context) for m in group]
         postings = [
             (scope_id, rowids[m.record.id], *posting)
-            for m in group
-            for posting in posting_rows(m.terms, m.context)
+            for m, rows_of_memory in zip(group, per_memory, strict=True)
+            for posting in rows_of_memory
         ]
         self.db.run_many(_INSERT_POSTINGS.format(c=self.c), postings)
         version = self._version(scope_id, "mem_version")
@@ -141,6 +144,9 @@ class MemoryTables(KeywordTables):
             lambda: self.memory_vectors.extend(
                 scope_id, (version, version + 1), [rowids[i] for i in new_ids], new_ids, vectors
             )
+        )
+        self.db.after_commit(
+            lambda: self.keyword_cache.extend(scope_id, (version, version + 1), per_memory)
         )
 
     def _rowids(self, ids: Sequence[str]) -> dict[str, int]:
@@ -172,9 +178,10 @@ class MemoryTables(KeywordTables):
                 self.db.run(
                     f"UPDATE {self.c} SET embedding = ? WHERE rowid = ?", (encode(vector), rowid)
                 )
-                self._bump([scope_id], "mem_version")
             if terms is not None:
                 self._replace_postings(rowid, scope_id, old_len, terms)
+            if vector is not None or terms is not None:  # the version of vectors and postings
+                self._bump([scope_id], "mem_version")
 
     def _replace_postings(self, rowid: int, scope_id: int, old_len: int, terms: list[str]) -> None:
         """New own terms; the context terms are kept (and the memory's context length

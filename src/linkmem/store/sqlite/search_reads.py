@@ -1,7 +1,8 @@
 """The reads of one search on SQLite (``linkmem.store.prefetch``): the query's BM25 statistics
-are read once, and when the query's terms have few postings in the scope, every matching
-memory is scored in one pass, so completing the BM25 of hundreds of candidates is a lookup.
-Every other read goes to the store."""
+are read once, and every memory of the scope is scored once (from the cached postings,
+``keyword_cache``), so the keyword top-k and completing the BM25 of hundreds of candidates are
+lookups. With a filter, when the query's terms have few postings in the scope, every matching
+memory is scored in one SQL pass. Every other read goes to the store."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from linkmem.filters import Node
 from linkmem.store.prefetch import SearchPlan
 from linkmem.store.sqlite.keyword import KeywordStats
+from linkmem.store.sqlite.keyword_cache import KeywordScores
 from linkmem.types import Scope
 
 Ranked = list[tuple[str, float]]
@@ -36,6 +38,8 @@ class SearchReads:
         self._stats: KeywordStats | None = None
         self._stats_read = False
         self._all: dict[str, float] | None = None
+        self._table: KeywordScores | None = None
+        self._table_read = False
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
@@ -54,6 +58,9 @@ class SearchReads:
         stats = self._keyword_stats()
         if stats is None or not self._terms or (ids is not None and not ids) or k <= 0:
             return []
+        table = self._keyword_table(stats) if filters is None else None
+        if table is not None:
+            return table.top(k) if ids is None else table.of(ids, k)
         if ids is None or stats.postings > POSTINGS_PER_CANDIDATE * len(ids):
             return self._store.keyword_scores(stats, scope, k, filters, ids)
         scores = self._all_scores(stats)
@@ -66,6 +73,12 @@ class SearchReads:
             self._stats = self._store.keyword_stats(self._terms, self._plan.scope)
             self._stats_read = True
         return self._stats
+
+    def _keyword_table(self, stats: KeywordStats) -> KeywordScores | None:
+        if not self._table_read:
+            self._table = self._store.keyword_table(stats, self._plan.scope)
+            self._table_read = True
+        return self._table
 
     def _all_scores(self, stats: KeywordStats) -> dict[str, float]:
         if self._all is None:
