@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import logging
-import os
 import sys
 import threading
 from collections.abc import Callable
@@ -63,14 +62,15 @@ DISABLED_COMPONENTS: tuple[str, ...] = ("lemmatizer",)
 #: entries per 40,000 new texts. Past this many the cache starts over (a miss costs ~0.2 ms).
 LEMMA_CACHE_LIMIT = 10_000
 
-#: Which thinc CPU ops run the models: "blis" (thinc's default, single-threaded),
-#: "numpy" (``NumpyOps(use_blis=False)``: numpy's BLAS) or "auto". Both give identical
-#: output. numpy ops measured ~1.5x faster than blis when numpy's BLAS runs one thread,
-#: but 2-3x *slower* with a multi-threaded BLAS on a busy machine, so "auto" picks numpy
-#: only when the BLAS thread count is pinned to 1 (``OPENBLAS_NUM_THREADS=1`` or
-#: ``OMP_NUM_THREADS=1``, which must be set before numpy is imported).
-OPS = "auto"
-_BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+#: Which thinc CPU ops run the models: "blis" (thinc's default, single-threaded) or
+#: "numpy" (``NumpyOps(use_blis=False)``: numpy's BLAS). Both give identical output (checked
+#: on the 1,000 bench_core texts). numpy ops cost less CPU when numpy's BLAS runs one thread
+#: (NER of the 1,000 bench_core texts, 3 interleaved runs at load 10-11: 6.2 / 7.0 / 6.8 s
+#: with blis, 5.6 / 5.3 / 4.4 s with numpy) but about twice as much with a multi-threaded
+#: BLAS (12.6 s), so the extractor parses only with BLAS held to one thread
+#: (``linkmem.threads.single_threaded_blas``). A whole add_batch of those texts (entities
+#: on, 4 interleaved runs each at load 13-16): process CPU 17.2-18.4 s -> 14.3-15.7 s.
+OPS = "numpy"
 
 _lock = threading.Lock()
 _import_lock = threading.Lock()
@@ -216,9 +216,7 @@ def _ops_context() -> Any:
 
 
 def _want_numpy_ops() -> bool:
-    if OPS in ("numpy", "blis"):
-        return OPS == "numpy"
-    return any(os.environ.get(var, "").strip() == "1" for var in _BLAS_THREAD_VARS)
+    return OPS == "numpy"
 
 
 def _short(exc: BaseException) -> str:

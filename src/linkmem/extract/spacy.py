@@ -13,6 +13,7 @@ from linkmem.extract.pipeline import lemmatizer_for, load_pipeline, pipeline_inf
 from linkmem.extract.products import english_words
 from linkmem.extract.rules import candidates, split_speaker
 from linkmem.extract.spans import IDENT, NER, QUOTE, Candidate, overlaps
+from linkmem.threads import single_threaded_blas
 
 
 class SpacyEntityExtractor:
@@ -74,9 +75,10 @@ class SpacyEntityExtractor:
         every extractor in the process) is required, not defensive: a zone swaps the
         allocator of the shared vocab, so a thread parsing beside an open zone has its words
         freed when that zone closes (measured: "[E018] Can't retrieve string for hash" in
-        both threads, after which the vocab stays broken).
+        both threads, after which the vocab stays broken). BLAS runs one thread: the
+        pipeline's models run on numpy's BLAS (``pipeline.OPS``), ~2x slower multi-threaded.
         """
-        with self._lock, self._nlp.memory_zone():
+        with self._lock, single_threaded_blas(), self._nlp.memory_zone():
             docs = self._nlp.pipe(bodies, batch_size=self.batch_size)
             return [
                 self._entities(doc, body, speaker)
