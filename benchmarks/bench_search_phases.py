@@ -21,7 +21,9 @@ not searched before (so the embedder's memo answers recurring entity names, neve
 - ``serial``: NER, then the query and the names in two calls, nothing beside;
 - ``one_call``: NER, then the query and the names in one call;
 - ``side_no_memo``: ``side`` with the embedder's memo of short texts' vectors off (every
-  entity name and query embedded again, as a scope's first searches do).
+  entity name and query embedded again, as a scope's first searches do);
+- ``side_sql_bm25``: ``side`` with BM25 summed in SQL, not from the cached postings
+  (``store.sqlite.keyword_cache``; what searches did before it).
 Numbers go to ``benchmarks/results/search_phases.json`` (or ``--out``).
 """
 
@@ -119,6 +121,7 @@ def query_variants(models: Models, config) -> dict:
         "serial": serial,
         "one_call": one_call,
         "side_no_memo": shipped,
+        "side_sql_bm25": shipped,
     }
 
 
@@ -167,7 +170,10 @@ def bench_size(memory, models, n_queries: int, size: int, rounds: int, clock: Cl
             search_module.encode_query = clock.wrap("query_models", encode)
             embedder._session = sessions.get(name, shipped_session)
             embedder.vector_cache = VectorCache(0) if name == "side_no_memo" else memo
+            if name == "side_sql_bm25":
+                memory.store.keyword_table = lambda stats, scope: None
             results[name].append(run(memory, queries, clock))
+            vars(memory.store).pop("keyword_table", None)
     embedder._session, embedder.vector_cache = shipped_session, memo
     return {name: median_of_rounds(runs) for name, runs in results.items()}
 
