@@ -147,6 +147,19 @@ class MatrixCache:
                 return
             self._store(scope_id, entry.appended(versions[1], rowids, ids, vectors))
 
+    def holds(self, scope_id: int, version: int) -> bool:
+        """Whether the scope is cached at exactly ``version`` (what ``extend`` from it needs)."""
+        with self._lock:
+            entry = self._entries.get(scope_id)
+            return entry is not None and entry.version == version
+
+    def drop(self, scope_id: int) -> None:
+        """Forget the scope's matrix (it reloads on its next use)."""
+        with self._lock:
+            entry = self._entries.pop(scope_id, None)
+            if entry is not None:
+                self._bytes -= _entry_bytes(entry)
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()

@@ -127,6 +127,19 @@ class KeywordCache:
             grown = ScopeTerms(versions[1], entry.n_rows + len(postings), dict(entry.terms))
             self._put(scope_id, grown, {t: grown.terms[t].appended(p) for t, p in added.items()})
 
+    def holds(self, scope_id: int, version: int) -> bool:
+        """Whether the scope is cached at exactly ``version`` (what ``extend`` from it needs)."""
+        with self._lock:
+            entry = self._entries.get(scope_id)
+            return entry is not None and entry.version == version
+
+    def drop(self, scope_id: int) -> None:
+        """Forget the scope's terms (they reload when next searched)."""
+        with self._lock:
+            entry = self._entries.pop(scope_id, None)
+            if entry is not None:
+                self._bytes -= entry.nbytes
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()

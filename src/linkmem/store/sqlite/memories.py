@@ -138,16 +138,35 @@ class MemoryTables(KeywordTables):
             "ctx_total = ctx_total + ?, mem_version = mem_version + 1 WHERE id = ?",
             (len(group), sum(len(m.terms) for m in group), sum(r[9] for r in rows), scope_id),
         )
-        new_ids = [m.record.id for m in group]
-        vectors = np.stack([np.asarray(m.vector, dtype=np.float32) for m in group])
-        self.db.after_commit(
-            lambda: self.memory_vectors.extend(
-                scope_id, (version, version + 1), [rowids[i] for i in new_ids], new_ids, vectors
+        self._follow_in_caches(scope_id, version, group, rowids, per_memory)
+
+    def _follow_in_caches(
+        self,
+        scope_id: int,
+        version: int,
+        group: list[NewMemory],
+        rowids: dict[str, int],
+        per_memory: list[list[tuple[str, int, int, int, int]]],
+    ) -> None:
+        """After commit, append the new rows to a cache that holds the scope as it was before
+        this write. A cache that does not (nothing cached, or an earlier write of this
+        transaction moved the scope on: a staged batch's later chunks) drops the scope now,
+        so it reloads when next searched: a 100k-memory batch does not keep every chunk's
+        vectors and postings (~4 KB per memory) until its one commit."""
+        versions = (version, version + 1)
+        if self.memory_vectors.holds(scope_id, version):
+            ids = [m.record.id for m in group]
+            keys = [rowids[i] for i in ids]
+            vectors = np.stack([np.asarray(m.vector, dtype=np.float32) for m in group])
+            self.db.after_commit(
+                lambda: self.memory_vectors.extend(scope_id, versions, keys, ids, vectors)
             )
-        )
-        self.db.after_commit(
-            lambda: self.keyword_cache.extend(scope_id, (version, version + 1), per_memory)
-        )
+        else:
+            self.memory_vectors.drop(scope_id)
+        if self.keyword_cache.holds(scope_id, version):
+            self.db.after_commit(lambda: self.keyword_cache.extend(scope_id, versions, per_memory))
+        else:
+            self.keyword_cache.drop(scope_id)
 
     def _rowids(self, ids: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
