@@ -6,6 +6,7 @@ import copy
 import gc
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -20,8 +21,13 @@ from linkmem.memory import Memory
 
 if TYPE_CHECKING:
     from linkmem.client.remote import RemoteMemory
+    from linkmem.extract.child import ChildExtraction
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+#: The process extracting a cold search's query entities (``linkmem.console``), until the
+#: command's ``open_memory`` hands it to the extractor.
+_query_ner: ChildExtraction | None = None
 
 
 class LinkmemGroup(TyperGroup):
@@ -138,10 +144,14 @@ def global_options(ctx: typer.Context) -> GlobalOptions:
     return ctx.find_object(GlobalOptions) or GlobalOptions()
 
 
-def open_memory(ctx: typer.Context, *, embeds: bool = False) -> Memory | RemoteMemory:
+def open_memory(
+    ctx: typer.Context, *, embeds: bool = False, texts: Sequence[str] = ()
+) -> Memory | RemoteMemory:
     """The ``Memory`` the global options describe (a ``RemoteMemory`` with ``--url``),
     closed when the command ends. ``embeds``: the command will run both models, so the
-    models are loaded now, side by side (see ``components.load_models``)."""
+    models are loaded now, side by side (see ``components.load_models``); the entities of
+    ``texts`` may come from the child process the console script started."""
+    global _query_ner
     opts = global_options(ctx)
     if opts.url:
         from linkmem.client.remote import RemoteMemory  # httpx only for --url
@@ -149,7 +159,8 @@ def open_memory(ctx: typer.Context, *, embeds: bool = False) -> Memory | RemoteM
         return ctx.with_resource(RemoteMemory(opts.url, api_key=opts.api_key))
     memory = open_local_memory(ctx)
     if embeds:
-        load_models(memory.embedder, memory.extractor)
+        child, _query_ner = _query_ner, None
+        load_models(memory.embedder, memory.extractor, child, texts)
     return memory
 
 
@@ -167,10 +178,20 @@ def open_local_memory(ctx: typer.Context) -> Memory:
 
 
 def main() -> None:
-    """Console-script entry point (``linkmem``)."""
+    """The command line without the console script's query child (``linkmem.console``)."""
+    run(sys.argv[1:])
+
+
+def run(args: list[str], query_ner: ChildExtraction | None = None) -> None:
+    """Run the command ``args`` name; ``query_ner``: see ``linkmem.console``."""
+    global _query_ner
+    _query_ner = query_ner
     try:
-        command_app(sys.argv[1:])(prog_name="linkmem")
+        command_app(args)(args, prog_name="linkmem")
     finally:
+        if query_ner is not None:
+            _query_ner = None
+            query_ner.close()  # reaped, whether or not the command used it
         # The command is done and its resources closed; the process ends now. Frozen objects
         # are skipped by the collections of interpreter shutdown, which otherwise walk every
         # object spaCy and the models made: 0.38 -> 0.04 s of exit after `import spacy`.
