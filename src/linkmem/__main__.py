@@ -1,5 +1,5 @@
 """``python -m linkmem``: the same as the ``linkmem`` command."""
 
-from linkmem.cli import main
+from linkmem.console import main
 
 main()
