@@ -73,10 +73,17 @@ class ScopeTerms:
     version: int
     n_rows: int
     terms: dict[str, TermPostings] = field(default_factory=dict)
+    nbytes: int = 0
 
-    @property
-    def nbytes(self) -> int:
-        return sum(p.nbytes for p in self.terms.values()) + 100 * len(self.terms)
+    def add(self, terms: dict[str, TermPostings]) -> None:
+        for term, postings in terms.items():
+            previous = self.terms.get(term)
+            self.nbytes += postings.nbytes - (previous.nbytes if previous else -_TERM_BYTES)
+            self.terms[term] = postings
+
+
+#: Bytes of a term's key and arrays' headers, beside the postings.
+_TERM_BYTES = 400
 
 
 class KeywordCache:
@@ -124,7 +131,9 @@ class KeywordCache:
             if entry is None or entry.version != versions[0]:
                 return
             added = _new_postings(entry, postings)
-            grown = ScopeTerms(versions[1], entry.n_rows + len(postings), dict(entry.terms))
+            grown = ScopeTerms(
+                versions[1], entry.n_rows + len(postings), dict(entry.terms), entry.nbytes
+            )
             self._put(scope_id, grown, {t: grown.terms[t].appended(p) for t, p in added.items()})
 
     def holds(self, scope_id: int, version: int) -> bool:
@@ -149,7 +158,7 @@ class KeywordCache:
         previous = self._entries.pop(scope_id, None)
         if previous is not None:
             self._bytes -= previous.nbytes
-        entry.terms.update(terms)
+        entry.add(terms)
         self._entries[scope_id] = entry
         self._bytes += entry.nbytes
         while self._bytes > self._max_bytes and len(self._entries) > 1:
@@ -213,12 +222,12 @@ class KeywordScores:
     def of(self, ids: Sequence[str], k: int) -> Ranked:
         """The scores (> 0) of ``ids`` that live in these scopes, best first, at most ``k``."""
         found: Ranked = []
+        unique = list(dict.fromkeys(ids))
         for matrix, scores in zip(self.matrices, self.scores, strict=True):
             row_of = matrix.row_of
-            for mid in dict.fromkeys(ids):
-                row = row_of.get(mid)
-                if row is not None and scores[row] > 0:
-                    found.append((mid, float(scores[row])))
+            here = [mid for mid in unique if mid in row_of]
+            values = scores[[row_of[mid] for mid in here]].tolist()
+            found += [(mid, value) for mid, value in zip(here, values) if value > 0]
         found.sort(key=lambda item: (-item[1], item[0]))
         return found[:k]
 
