@@ -65,3 +65,13 @@ def test_search_through_the_child_equals_the_in_process_search(
     assert json.loads(out.stdout) == in_process
     assert "extractor loaded here: False" in out.stderr  # the child's answer was used
     assert any(hit["score_details"]["entity_boost"] > 0 for hit in in_process["results"])
+
+
+def test_the_console_module_imports_nothing_heavy() -> None:
+    code = (
+        "import sys, json; import linkmem.console, linkmem.extract.child; "
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(out.stdout))
+    assert loaded & {"typer", "click", "numpy", "spacy", "onnxruntime", "rich", "pydantic"} == set()
