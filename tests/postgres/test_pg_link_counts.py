@@ -134,14 +134,23 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
         old_code.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:2])
         old = make_store(collection)
         assert old.applied_on_open == ["m001_initial", "m002_api_keys"]
-        for statement in schema.m005_context_terms(old.t, 0)[:3]:  # columns today's writes use
+        columns = [
+            *schema.m005_context_terms(old.t, 0)[:3],
+            schema.m006_posting_lengths(old.t, 0)[0],
+        ]
+        for statement in columns:  # columns today's writes use
             old.db.run(statement)
         memories, entities = linked_store(old)
         add_memories(old, Scope("u"), ["note about notes", "another note", "unrelated"])
         bm25_before = old.keyword_search(["note", "another"], Scope("u"), 10)
         old.close()
     new = make_store(collection)
-    assert new.applied_on_open == ["m003_link_counts", "m004_bm25_covering", "m005_context_terms"]
+    assert new.applied_on_open == [
+        "m003_link_counts",
+        "m004_bm25_covering",
+        "m005_context_terms",
+        "m006_posting_lengths",
+    ]
     assert kept_counts(new) == {entities["Ana"]: 6, entities["Bo"]: 3, entities["Cy"]: 1}
     assert new.keyword_search(["note", "another"], Scope("u"), 10) == bm25_before
     assert len(bm25_before) == 8

@@ -41,7 +41,7 @@ class AuditTables(AuditMixin):
         )
         stray = self.db.rows(
             f"SELECT DISTINCT p.memory FROM {t.postings} p JOIN {t.mem} m ON m.id = p.memory "
-            f"WHERE m.scope_id != p.scope_id OR {_EMPTY}"
+            f"WHERE m.scope_id != p.scope_id OR {_EMPTY} OR {_STALE_LENGTHS}"
         )
         return {
             "stale_stats": [f"{u}/{a}/{r}" for u, a, r in stale],
@@ -64,6 +64,11 @@ class AuditTables(AuditMixin):
             )
             self.db.execute(
                 conn,
+                f"UPDATE {t.postings} p SET doc_len = m.doc_len, ctx_len = m.ctx_len "
+                f"FROM {t.mem} m WHERE m.id = p.memory AND {_STALE_LENGTHS}",
+            )
+            self.db.execute(
+                conn,
                 f"UPDATE {t.scopes} s SET n_docs = coalesce(m.n, 0), "
                 "total_len = coalesce(m.total, 0), ctx_total = coalesce(m.ctx, 0) "
                 "FROM (SELECT s2.id, count(x.id) AS n, sum(x.doc_len) AS total, "
@@ -74,3 +79,5 @@ class AuditTables(AuditMixin):
 
 #: A posting of no weight (neither own count nor context), or a negative one.
 _EMPTY = "((p.tf <= 0 AND p.ctx <= 0) OR p.tf < 0 OR p.ctx < 0)"
+#: A posting whose copy of its memory's lengths (``m006_posting_lengths``) differs.
+_STALE_LENGTHS = "(p.doc_len != m.doc_len OR p.ctx_len != m.ctx_len)"

@@ -110,9 +110,9 @@ class MemoryTables:
 
     def _insert_postings(self, conn: Any, scope_id: int | None, docs: list[NewMemory]) -> None:
         postings = [
-            (term, m.record.id, tf, ctx)
+            (term, m.record.id, tf, ctx, doc_len, ctx_len)
             for m in docs
-            for term, tf, _, ctx, _ in posting_rows(m.terms, m.context)
+            for term, tf, doc_len, ctx, ctx_len in posting_rows(m.terms, m.context)
         ]
         if postings:
             columns = [list(column) for column in zip(*postings)]
@@ -253,14 +253,27 @@ class MemoryTables:
         scope_ids = self._scope_ids(scope)
         if scope_ids == []:
             return []
-        s_sql, s_args = in_scopes("s.id", scope_ids)
-        p_sql, p_args = in_scopes("p.scope_id", scope_ids)
-        where, args = _row_where(filters, ids)
-        rows = self.db.rows(
-            sql.bm25(self.t, s_sql, p_sql, where, self.k1, self.b),
-            [*s_args, *p_args, terms, *args, k],
-        )
-        return [(mid, float(score)) for mid, score in rows if score > 0]
+        statement = bm25_statement(self.t, scope_ids, terms, filters, ids, k, (self.k1, self.b))
+        return [(mid, float(score)) for mid, score in self.db.rows(*statement) if score > 0]
+
+
+def bm25_statement(
+    t: Tables,
+    scope_ids: list[int] | None,
+    terms: list[str],
+    filters: Node | None,
+    ids: Sequence[str] | None,
+    k: int,
+    k1_b: tuple[float, float],
+) -> tuple[str, list[Any]]:
+    """``sql.bm25`` with its arguments: the top ``k`` of the scopes (of ``ids`` only when
+    given) by the BM25 of ``terms`` (unique), through the metadata ``filters``."""
+    s_sql, s_args = in_scopes("s.id", scope_ids)
+    p_sql, p_args = in_scopes("p.scope_id", scope_ids)
+    f_sql, f_args = filter_sql(filters)
+    statement = sql.bm25(t, s_sql, p_sql, f_sql, ids is not None, *k1_b)
+    id_args = [] if ids is None else [list(ids)]
+    return statement, [*s_args, *p_args, terms, *id_args, *f_args, k]
 
 
 def _row_where(filters: Node | None, ids: Sequence[str] | None) -> tuple[str, list[Any]]:

@@ -38,7 +38,7 @@ from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.entities import EXACT_ENTITIES, _entity_from_row
-from linkmem.store.postgres.memories import _row_where, ef_search
+from linkmem.store.postgres.memories import _row_where, bm25_statement, ef_search
 from linkmem.store.postgres.sql import in_scopes, vector_literal
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import EntityRecord, MemoryRecord, Scope
@@ -185,12 +185,12 @@ class SearchReads:
         return conn.execute(*statement)
 
     def _queue_keyword(self, conn: Any, ids: list[str] | None, k: int) -> Any:
-        t = self._t
-        s_sql, s_args = in_scopes("s.id", self._scope_ids)
-        p_sql, p_args = in_scopes("p.scope_id", self._scope_ids)
-        where, args = _row_where(self._plan.filters, ids)
-        statement = sql.bm25(t, s_sql, p_sql, where, self._store.k1, self._store.b)
-        return conn.execute(statement, [*s_args, *p_args, self._terms, *args, k])
+        store = self._store
+        k1_b = (store.k1, store.b)
+        filters = self._plan.filters
+        return conn.execute(
+            *bm25_statement(self._t, self._scope_ids, self._terms, filters, ids, k, k1_b)
+        )
 
     def _queue_near(self, conn: Any) -> Any:
         plan = self._plan

@@ -146,10 +146,11 @@ def insert_memories(t: Tables) -> str:
 
 
 def insert_postings(t: Tables) -> str:
+    """Postings of one scope, each with its memory's lengths (``m006_posting_lengths``)."""
     return (
-        f"INSERT INTO {t.postings} (scope_id, term, memory, tf, ctx) "
-        "SELECT %s::bigint, term, memory, tf, ctx FROM unnest(%s::text[], %s::text[], "
-        "%s::int[], %s::int[]) AS u(term, memory, tf, ctx)"
+        f"INSERT INTO {t.postings} (scope_id, term, memory, tf, ctx, doc_len, ctx_len) "
+        "SELECT %s::bigint, term, memory, tf, ctx, dl, cl FROM unnest(%s::text[], %s::text[], "
+        "%s::int[], %s::int[], %s::int[], %s::bigint[]) AS u(term, memory, tf, ctx, dl, cl)"
     )
 
 
@@ -245,29 +246,38 @@ def vector_exact(t: Tables, where: str) -> str:
     )
 
 
-def bm25(t: Tables, scopes_s: str, scopes_p: str, where: str, k1: float, b: float) -> str:
+def bm25(
+    t: Tables, scopes_s: str, scopes_p: str, filters: str, ids: bool, k1: float, b: float
+) -> str:
     """BM25 (the formulas of ``linkmem.rank.bm25``, in float8) with N, average length and
     document frequencies over the searched scopes only. The postings of the query terms are
-    read once; the CTEs are MATERIALIZED (inlined, the planner re-runs them per row). A
-    term's count is its own plus its context weight, a length likewise (``neighbour_terms``)."""
+    read once, with their memory's lengths (``m006_posting_lengths``): no memory row is read
+    unless ``filters`` (a condition on the memory ``m``) is not ``TRUE``. ``ids``: only the
+    memories of a ``%b`` text array (after the terms' argument) are scored. The CTEs are
+    MATERIALIZED (inlined, the planner re-runs them per row). A term's count is its own plus
+    its context weight, a length likewise (``neighbour_terms``). Arguments: scopes (s), scopes
+    (p), terms, ids when ``ids``, the filters', k."""
     k1_sql, b_sql = f"{float(k1)!r}::float8", f"{float(b)!r}::float8"
     unit = f"{1 / CONTEXT_SCALE!r}::float8"
     norm = (
         f"CASE WHEN st.total > 0 THEN {k1_sql} * (1 - {b_sql} + {b_sql} * "
-        f"(m.doc_len + m.ctx_len * {unit}) / (st.total / st.n)) ELSE {k1_sql} END"
+        f"h.len / (st.total / st.n)) ELSE {k1_sql} END"
     )
+    where = "h.memory = ANY(%b::text[])" if ids else "TRUE"
+    if filters != "TRUE":
+        where += f" AND EXISTS (SELECT 1 FROM {t.mem} m WHERE m.id = h.memory AND {filters})"
     return (
         "WITH st AS MATERIALIZED (SELECT sum(s.n_docs)::float8 AS n, "
         f"sum(s.total_len + s.ctx_total * {unit})::float8 AS total FROM {t.scopes} s "
         f"WHERE {scopes_s}), "
-        f"hits AS MATERIALIZED (SELECT p.term, p.memory, p.tf + p.ctx * {unit} AS tf "
-        f"FROM {t.postings} p "
+        f"hits AS MATERIALIZED (SELECT p.term, p.memory, p.tf + p.ctx * {unit} AS tf, "
+        f"p.doc_len + p.ctx_len * {unit} AS len FROM {t.postings} p "
         f"WHERE {scopes_p} AND p.term = ANY(%s::text[])), "
         "idf AS MATERIALIZED (SELECT h.term, ln(1 + (st.n - count(*) + 0.5::float8) / "
         "(count(*) + 0.5::float8)) AS idf FROM hits h, st GROUP BY h.term, st.n) "
-        f"SELECT m.id, sum(i.idf * h.tf * ({k1_sql} + 1) / (h.tf + {norm})) AS score "
-        f"FROM hits h JOIN idf i ON i.term = h.term JOIN {t.mem} m ON m.id = h.memory "
-        f"CROSS JOIN st WHERE {where} GROUP BY m.id ORDER BY score DESC, m.id LIMIT %s"
+        f"SELECT h.memory, sum(i.idf * h.tf * ({k1_sql} + 1) / (h.tf + {norm})) AS score "
+        f"FROM hits h JOIN idf i ON i.term = h.term CROSS JOIN st WHERE {where} "
+        "GROUP BY h.memory ORDER BY score DESC, h.memory LIMIT %s"
     )
 
 
