@@ -17,6 +17,7 @@ from search_reads_cases import QUERIES, SMALL_POOL, all_results, plain_reads, re
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
 from linkmem.store.postgres import search_reads
+from linkmem.types import Scope
 
 pytestmark = pytest.mark.postgres
 
@@ -189,3 +190,34 @@ def test_at_most_four_round_trips(pg_dsn: str) -> None:
     finally:
         memory.close()
         proxy.close()
+
+
+def test_links_among_gives_the_links_of_the_memories_entities(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hub boosts' read, answered from the pool's links and, for memories outside the
+    pool, from the store: each hub's memories among those asked for."""
+    memory = seeded_memory(pg_dsn, **SMALL_POOL)
+    store: Any = memory.store
+    everyone = store.memory_ids(Scope(user_id="alice"))
+    checked: list[bool] = []
+    links_among = search_reads.SearchReads.links_among
+
+    def compared(self: search_reads.SearchReads, entity_ids: Any, memory_ids: Any) -> Any:
+        for ids in (list(memory_ids), everyone):
+            want: dict[str, set[str]] = {}
+            for mid, records in store.entities_of_memories(ids).items():
+                for entity in records:
+                    if entity.id in set(entity_ids):
+                        want.setdefault(entity.id, set()).add(mid)
+            got = links_among(self, entity_ids, ids)
+            checked.append({eid: set(mids) for eid, mids in got.items()} == want)
+        return links_among(self, entity_ids, memory_ids)
+
+    try:
+        monkeypatch.setattr(search_reads.SearchReads, "links_among", compared)
+        for query in QUERIES:
+            results(memory, query)
+        assert checked and all(checked)
+    finally:
+        memory.close()

@@ -319,6 +319,24 @@ class SearchReads:
                 out[mid].append(self._entities[eid])
         return dict(out)
 
+    def links_among(
+        self, entity_ids: Sequence[str], memory_ids: Sequence[str]
+    ) -> dict[str, list[str]]:
+        """entity id -> those of ``memory_ids`` linked to it (``linkmem.store.prefetch``),
+        from the pool's links: the hub boosts need no entity records of the candidates."""
+        entities, memories = set(entity_ids), set(memory_ids)
+        out: dict[str, list[str]] = defaultdict(list)
+        if memories <= self._entity_rows_of:
+            for mid, eid in self._entity_rows:
+                if eid in entities and mid in memories:
+                    out[eid].append(mid)
+            return dict(out)
+        for mid, records in self.entities_of_memories(list(memory_ids)).items():
+            for entity in records:
+                if entity.id in entities:
+                    out[entity.id].append(mid)
+        return dict(out)
+
     def get_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
         if not ids:
             return []
