@@ -24,6 +24,10 @@ from typing import IO, Any
 
 from linkmem.extract.base import EntityKind, ExtractedEntity
 
+#: Seconds to wait for the child's answer before extracting in-process instead (a cold
+#: child answers in about a second; this only bounds a child that hangs).
+ANSWER_TIMEOUT = 30.0
+
 
 class ChildExtraction:
     """A child process that will answer one ``extract_batch`` (see the module docstring)."""
@@ -45,19 +49,20 @@ class ChildExtraction:
         """Ask for the entities of ``texts`` with ``pipeline`` (answered by :meth:`receive`)."""
         self.texts = list(texts)
         request = json.dumps({"pipeline": pipeline, "texts": self.texts}) + "\n"
+        stdin, self._process.stdin = self._process.stdin, None  # communicate() reads only
         try:
-            assert self._process.stdin is not None
-            self._process.stdin.write(request.encode("utf-8"))
-            self._process.stdin.close()
+            assert stdin is not None
+            stdin.write(request.encode("utf-8"))
+            stdin.close()
         except OSError:  # the child died: receive() says so
             pass
 
     def receive(self) -> list[list[ExtractedEntity]] | None:
         """The entities the child found, or None when it failed (it has exited either way)."""
         try:
-            assert self._process.stdout is not None
-            reply = json.loads(self._process.stdout.readline() or b"{}")
-        except (OSError, ValueError):
+            out, _ = self._process.communicate(timeout=ANSWER_TIMEOUT)
+            reply = json.loads(out or b"{}")
+        except (OSError, ValueError, subprocess.TimeoutExpired):
             reply = {}
         finally:
             self.close()
@@ -104,4 +109,6 @@ def serve(requests: IO[bytes], replies: IO[bytes]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer))
+    # The answer is flushed: exit now, without the interpreter's teardown of everything
+    # spaCy made (~0.4 s), which the parent would wait for.
+    os._exit(serve(sys.stdin.buffer, sys.stdout.buffer))
