@@ -16,7 +16,7 @@ from linkmem.entities.linker import apply_links
 from linkmem.errors import EmbedderMismatch, NotFound
 from linkmem.extract.base import EntityExtractor
 from linkmem.filters import parse_filters
-from linkmem.integrity import check_store
+from linkmem.integrity import check_store, upgrade_terms
 from linkmem.keys import KeyRing
 from linkmem.rank.calibration import CosineCalibration
 from linkmem.rank.terms import terms
@@ -70,6 +70,7 @@ class Memory(EntityInspection, Transfer):
         self.llm: ChatClient | None = build_llm(self.settings)  # infer=True; None: not set
         self.store: Store = open_store(self.settings, self.embedder.dim)
         self._check_embedder()
+        self._upgrade_terms()
         self.keys = KeyRing(self.store)
         self._calibration = CosineCalibration(self.store, self.embedder)
 
@@ -90,6 +91,14 @@ class Memory(EntityInspection, Transfer):
                 f"this store was written with embedder {stored} but {current} is configured; "
                 "configure the same embedder or use another store path/collection"
             )
+
+    def _upgrade_terms(self) -> None:
+        """A store indexed with an older linkmem's keyword terms is re-indexed once."""
+        try:
+            upgrade_terms(self.store)
+        except BaseException:
+            self.store.close()
+            raise
 
     # writes ----------------------------------------------------------------------------------
     def add(
