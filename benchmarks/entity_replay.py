@@ -17,8 +17,10 @@ Prints and writes, per variant, recall@10 per category group and per conversatio
 leave-one-out folds: constants fixed, a held-out fold's score is its conversation's), and the
 margin over dense+bm25 on every fold. A dump from before the speaker rule of
 ``extract.dialogue.about_listener`` replays it with ``asking_weight=0``. The time signal
-(``rank.time_boost``) is not replayed: with it on, the default row is close to, not equal to,
-``linkmem eval locomo``.
+(``rank.time_boost``) is replayed from each turn's session date (the first ``time_depth`` of
+the fused ranking re-scored, as a search does), so ``dense+bm25+time`` is full without
+entities and the default row is close to ``linkmem eval locomo``'s full (its candidate pool
+is smaller). ``--diff`` lists the questions whose recall@10 a variant changes.
 """
 
 from __future__ import annotations
@@ -44,6 +46,15 @@ from linkmem.extract.dialogue import about_listener
 from linkmem.extract.pipeline import load_pipeline
 from linkmem.extract.rules import split_speaker
 from linkmem.rank.bm25 import squasher
+from linkmem.rank.dates import (
+    Span,
+    day,
+    is_when_question,
+    memory_spans_batch,
+    overlap_share,
+    parse_date,
+    query_span,
+)
 
 CONFIG = RetrievalConfig()
 GROUPS = {"1-4": (1, 2, 3, 4), "1": (1,), "2": (2,), "3": (3,), "4": (4,), "5": (5,)}
@@ -124,10 +135,36 @@ class Conversation:
     speaker_of: list[str]  # speaker label key per memory ("" if none)
     body: list[str]  # lower-cased text after the speaker label
     about_listener: np.ndarray  # bool per memory: extract.dialogue.about_listener of its text
+    anchors: list[Any] = field(default_factory=list)  # each memory's date (its session's)
+    mentions: list[list[Span]] = field(default_factory=list)  # its resolved time expressions
     questions: list[Question] = field(default_factory=list)
+    speakers: set[str] = field(default_factory=set)
+    refers_back: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    pronoun: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    inherit_cache: dict[tuple[str, int, bool, bool], np.ndarray] = field(default_factory=dict)
+    name_cache: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
 
 
-def load_signals(path: Path) -> list[Conversation]:
+def _refers_back(conv: Conversation) -> tuple[np.ndarray, np.ndarray]:
+    """Per memory: a third-person pronoun in it; that and no name but a speaker's."""
+    pronoun, alone = [], []
+    for body, eids in zip(conv.body, conv.memory_entities, strict=True):
+        words = set(re.findall(r"[a-z]+", body))
+        names = [
+            e for e in eids
+            if conv.entities[e][1] in ("PROPER", "QUOTED")
+            and conv.entities[e][0].lower() not in conv.speakers
+        ]  # fmt: skip
+        pronoun.append(bool(words & _BACK_REFERENCES))
+        alone.append(pronoun[-1] and not names)
+    return np.array(pronoun), np.array(alone)
+
+
+def load_signals(path: Path, data: Path) -> list[Conversation]:
+    dates = {
+        conv.sample_id: [parse_date(t.session_date) for t in conv.turns]
+        for conv in load_locomo(data)
+    }
     out = []
     for c in pickle.loads(path.read_bytes())["convs"]:
         n = len(c["ids"])
@@ -147,6 +184,10 @@ def load_signals(path: Path) -> list[Conversation]:
             c["entities"], c["memory_entities"], links, speakers,
             [b.lower() for b in bodies], listener,
         )  # fmt: skip
+        conv.speakers = {sp for sp in speakers if sp}
+        conv.pronoun, conv.refers_back = _refers_back(conv)
+        conv.anchors = dates[c["sample_id"]]
+        conv.mentions = memory_spans_batch(c["texts"], conv.anchors)
         for q in c["questions"]:
             conv.questions.append(
                 Question(
@@ -169,6 +210,7 @@ class Variant:
     """How the entity signals score. Defaults reproduce ``RetrievalConfig()``."""
 
     entities: bool = True
+    time: bool = True
     topic_weight: float = CONFIG.entity_boost_weight
     #: weight of a query name on memories spoken by that person (speaker label only)
     spoken_weight: float = CONFIG.name_boost_weight
@@ -196,6 +238,15 @@ class Variant:
     asking_weight: float | None = None
     #: memories about the listener are boosted by the listener's name this much
     listener_weight: float = 0.0
+    #: a memory that refers back ("he", "she", "it", "they") and names no one but its
+    #: speaker inherits the names and titles of the ``inherit_window`` memories before it
+    #: (``entities.inherit``), boosted at ``inherit_weight`` times the boost of a link
+    inherit_window: int = 0
+    inherit_weight: float = 1.0
+    #: a memory with such a pronoun inherits even when it names someone itself
+    inherit_named: bool = False
+    #: every memory inherits (pronoun or not): the names of its neighbours
+    inherit_all: bool = False
 
 
 def _word_in(word: str, text: str) -> bool:
@@ -214,23 +265,51 @@ def boosts(conv: Conversation, q: Question, v: Variant, base: np.ndarray) -> np.
             continue
         if kind == "PROPER" and sim >= CONFIG.name_match_similarity:
             values = _name_boost(conv, text, linked, v, base) * sim
+            flat = v.mentioned_weight * sim
         else:
             decay = 1.0 / (1.0 + CONFIG.entity_link_decay * (max(1, n_linked) - 1) ** 2)
             values = np.where(linked, sim * v.topic_weight * decay, 0.0)
+            flat = sim * v.topic_weight * decay
+        if v.inherit_window and kind in ("PROPER", "QUOTED"):
+            inherited = _inherited(conv, eid, v) & ~linked
+            values = np.maximum(values, np.where(inherited, flat * v.inherit_weight, 0.0))
         best = np.maximum(best, values)
     return best
+
+
+_BACK_REFERENCES = frozenset("he him his she her hers it its they them their theirs".split())
+
+
+def _inherited(conv: Conversation, eid: str, v: Variant) -> np.ndarray:
+    """The memories that would inherit entity ``eid`` (see ``Variant.inherit_window``): a
+    memory inherits from the ``window`` memories before it, linked or inheriting
+    themselves ("We took Leo to Lisbon" / "Did he behave?" / "He slept ...")."""
+    key = (eid, v.inherit_window, v.inherit_named, v.inherit_all)
+    cache = conv.inherit_cache
+    if key not in cache:
+        linked = conv.links[eid]
+        out = np.zeros(len(linked), bool)
+        if conv.entities[eid][0].lower() not in conv.speakers:
+            refers = conv.pronoun if v.inherit_named else conv.refers_back
+            if v.inherit_all:
+                refers = np.ones(len(linked), bool)
+            for i in np.flatnonzero(refers):
+                before = slice(max(0, i - v.inherit_window), i)  # across sessions, as written
+                out[i] = bool((linked[before] | out[before]).any())
+        cache[key] = out
+    return cache[key]
 
 
 def _name_boost(
     conv: Conversation, text: str, linked: np.ndarray, v: Variant, base: np.ndarray
 ) -> np.ndarray:
     key = text.lower()
-    spoken = np.array([s == key for s in conv.speaker_of]) & linked
-    mentioned = np.array([_word_in(key, b) for b in conv.body]) & linked
+    spoken = _spoken(conv, key) & linked
+    mentioned = _mentions(conv, key) & linked
     other = linked & ~spoken & ~mentioned  # linked by a merged alias or an odd parse
     weight = np.where(mentioned, v.mentioned_weight, 0.0)
     if v.addressed_weight:
-        named = np.array([_word_in(key, b) for b in conv.body]) & ~linked
+        named = _mentions(conv, key) & ~linked
         weight = np.maximum(weight, np.where(named, v.addressed_weight, 0.0))
     spoken_weight = np.full(len(spoken), v.spoken_weight)
     if v.asking_weight is not None:
@@ -252,6 +331,18 @@ def _name_boost(
         open_ = min(1.0, max(0.0, (margin - lo) / (hi - lo))) if hi > lo else float(margin > lo)
         weight = weight * open_
     return weight
+
+
+def _spoken(conv: Conversation, key: str) -> np.ndarray:
+    if ("spoken", key) not in conv.name_cache:
+        conv.name_cache["spoken", key] = np.array([s == key for s in conv.speaker_of])
+    return conv.name_cache["spoken", key]
+
+
+def _mentions(conv: Conversation, key: str) -> np.ndarray:
+    if ("mentioned", key) not in conv.name_cache:
+        conv.name_cache["mentioned", key] = np.array([_word_in(key, b) for b in conv.body])
+    return conv.name_cache["mentioned", key]
 
 
 def _listener(conv: Conversation, i: int) -> str:
@@ -304,13 +395,38 @@ def _order(conv: Conversation, scores: np.ndarray) -> np.ndarray:
     return np.lexsort((conv.id_order, -scores))
 
 
+def time_part(conv: Conversation, question: str) -> np.ndarray:
+    """``rank.time_boost.time_boosts`` of every memory (before the division by max_score)."""
+    part = np.zeros(len(conv.texts))
+    span = query_span(question)
+    if span is not None:
+        for i, (anchor, mentions) in enumerate(zip(conv.anchors, conv.mentions, strict=True)):
+            own = overlap_share(span, day(anchor)) if anchor is not None else 0.0
+            said = max((overlap_share(span, s) for s in mentions), default=0.0)
+            part[i] = CONFIG.time_range_weight * own + CONFIG.time_mention_weight * said
+    if is_when_question(question):
+        part += CONFIG.time_when_weight * np.array([bool(m) for m in conv.mentions], float)
+    return part
+
+
+def ranking(conv: Conversation, q: Question, variant: Variant) -> np.ndarray:
+    """Memory rows best first, as ``search`` orders them (time after fusion, ties by id)."""
+    fused = np.minimum(1.0, score(conv, q, variant) / CONFIG.max_score)
+    order = _order(conv, fused)
+    if not variant.time:
+        return order
+    part = time_part(conv, q.text)
+    if not part.any():
+        return order
+    part[order[CONFIG.time_depth :]] = 0.0
+    return _order(conv, np.minimum(1.0, fused + part / CONFIG.max_score))
+
+
 def recalls(convs: list[Conversation], variant: Variant) -> list[tuple[str, int, float, float]]:
     rows = []
     for conv in convs:
         for q in conv.questions:
-            total = score(conv, q, variant)
-            order = _order(conv, np.minimum(1.0, total / CONFIG.max_score))
-            hit = q.evidence[order]
+            hit = q.evidence[ranking(conv, q, variant)]
             n = max(int(q.evidence.sum()), 1)
             rows.append((conv.sample_id, q.category, hit[:10].sum() / n, hit[:25].sum() / n))
     return rows
@@ -350,19 +466,41 @@ VARIANTS: dict[str, Variant] = {
     "text cap 0.9": Variant(cap_all=0.9),
     "text cap on names only 0.8": Variant(cap_base=0.8),
     "text cap 0.8, no name boost": Variant(cap_all=0.8, **NAMES_OFF),
+    "inherit 1": Variant(inherit_window=1),
+    "inherit 2": Variant(inherit_window=2),
+    "inherit 2 x0.5": Variant(inherit_window=2, inherit_weight=0.5),
+    "inherit 4 x0.5": Variant(inherit_window=4, inherit_weight=0.5),
+    "inherit 1 named": Variant(inherit_window=1, inherit_named=True),
+    "inherit 2 named": Variant(inherit_window=2, inherit_named=True),
+    "inherit 3 named": Variant(inherit_window=3, inherit_named=True),
+    "neighbours 1 x0.5": Variant(inherit_window=1, inherit_all=True, inherit_weight=0.5),
+    "neighbours 2 x0.5": Variant(inherit_window=2, inherit_all=True, inherit_weight=0.5),
 }
 
 
 def report(results: dict[str, dict[str, Any]]) -> None:
-    ref = results["dense+bm25"]
+    """Per variant: recall@10 of each group with its worst fold's margin over dense+bm25, and
+    of 1-4 over dense+bm25+time (what the entity signal adds)."""
+    refs = {"": results["dense+bm25"], "+time ": results["dense+bm25+time"]}
     for name, r in results.items():
         cells = []
-        for group in ("1-4", "1", "2", "5"):
-            margins = [
-                r[group]["folds@10"][f] - ref[group]["folds@10"][f] for f in r[group]["folds@10"]
-            ]
-            cells.append(f"{group} {r[group]['@10']:.3f} (min {100 * min(margins):+.1f})")
-        print(f"{name:48s} " + "  ".join(cells) + f"  @25 {r['1-4']['@25']:.3f}")
+        for group, (label, ref) in [(g, ("", refs[""])) for g in ("1-4", "1", "2", "5")] + [
+            ("1-4", ("+time ", refs["+time "]))
+        ]:
+            folds = r[group]["folds@10"]
+            margin = min(folds[f] - ref[group]["folds@10"][f] for f in folds)
+            cells.append(f"{group} {r[group]['@10']:.3f} ({label}min {100 * margin:+.1f})")
+        print(f"{name:40s} " + "  ".join(cells) + f"  @25 {r['1-4']['@25']:.3f}")
+
+
+def diff(convs: list[Conversation], variant: Variant, ref: Variant) -> None:
+    """The questions whose recall@10 ``variant`` changes against ``ref``."""
+    for conv in convs:
+        for q in conv.questions:
+            n = max(int(q.evidence.sum()), 1)
+            new, old = (q.evidence[ranking(conv, q, v)][:10].sum() / n for v in (variant, ref))
+            if new != old:
+                print(f"{conv.sample_id} c{q.category} {new - old:+.2f} {q.text}")
 
 
 def main() -> None:
@@ -370,12 +508,19 @@ def main() -> None:
     parser.add_argument("--data", type=Path, required=True, help="a LoCoMo-format JSON file")
     parser.add_argument("--signals", type=Path, required=True, help="cache of the signals")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--diff", help="a variant's name: its changed questions vs +time")
+    parser.add_argument("--variants", help="comma-separated names of variants to run (all)")
     args = parser.parse_args()
     if not args.signals.is_file():
         dump_signals(args.data, args.signals)
-    convs = load_signals(args.signals)
-    results = {"dense+bm25": summarise(recalls(convs, Variant(entities=False)))}
-    results |= {name: summarise(recalls(convs, v)) for name, v in VARIANTS.items()}
+    convs = load_signals(args.signals, args.data)
+    if args.diff:
+        diff(convs, VARIANTS[args.diff], Variant(entities=False))
+        return
+    results = {"dense+bm25": summarise(recalls(convs, Variant(entities=False, time=False)))}
+    results["dense+bm25+time"] = summarise(recalls(convs, Variant(entities=False)))
+    chosen = args.variants.split(",") if args.variants else list(VARIANTS)
+    results |= {name: summarise(recalls(convs, VARIANTS[name])) for name in chosen}
     report(results)
     args.out.write_text(json.dumps({"data": str(args.data), "variants": results}, indent=1))
 

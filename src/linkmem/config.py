@@ -119,6 +119,21 @@ class RetrievalConfig:
     entity_merge_similarity: float = 0.95
     #: Entities kept per memory (the extractor's order, i.e. text order).
     max_entities_per_memory: int = 32
+    #: Back references (``linkmem.entities.inherit``): a memory that says "he" / "she" / "it" /
+    #: "they" is also linked to the names and titles (not speaker labels) of the memories up
+    #: to this many places before it in the same write call, their own or inherited. 0: off.
+    #: ``benchmarks/entity_replay.py`` full 1-4 @10 (worst fold's margin over
+    #: dense+bm25+time): synthetic 0, 1, 2, 3: 0.814 (-6.2), 0.848 (-2.3), 0.863 (-0.3), 0.863
+    #: (-0.3); only for a memory that names nobody, window 2: 0.833; LoCoMo dev 0.816 (+0.2)
+    #: for every window. Live (``linkmem eval locomo --folds``, load 13-18), 0 -> 2: synthetic
+    #: full 0.814 -> 0.873 (dense 0.831, dense+bm25+time 0.844; folds over dense+bm25+time
+    #: -6.2/-2.0/-1.3/-2.6 -> -0.3/+3.9/+2.6/+5.2), but dev 0.813 / 0.875 -> 0.810 / 0.873
+    #: (conv-30 0.810 -> 0.792, its multi-hop margin +13.6 -> 0.0): inherited links count in
+    #: ``link_count``, so a rare name the hop followed ("Paris", 3 links) grows past
+    #: ``hop_max_links`` (9 links) and is no longer followed; the replay keeps link counts.
+    #: Off until links carry whether they are the memory's own (the hop and link counts
+    #: would read own links only).
+    entity_inherit_window: int = 0
     #: Time signal (``linkmem.rank.time_boost``), added before the division by ``max_score``.
     #: Measured on the dev split with ``benchmarks/time_replay.py`` (neighbour words in BM25),
     #: full recall@10 temporal / 1-4 (worst of 5 folds). A memory dated in the range the

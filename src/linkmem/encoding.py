@@ -77,7 +77,7 @@ def _embed_beside(
         out = embedder.embed_batch(chunk + collector.texts(waiting))
         rows.append(out[: len(chunk)])
         entity_vectors.update(zip(waiting, out[len(chunk) :]))
-        waiting = collector.add(entities.result())
+        waiting = collector.add(entities.result(), chunk)
     if waiting:
         entity_vectors.update(zip(waiting, embedder.embed_batch(collector.texts(waiting))))
     return Encoded(_stack(rows, embedder.dim), collector.plan(entity_vectors))

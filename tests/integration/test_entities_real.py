@@ -129,3 +129,24 @@ def test_entity_only_match_is_returned(open_memory):
     assert hit["score_details"]["entity"] == "Max" and hit["score_details"]["entity_boost"] > 0
     full = memory.search(query, user_id="u", top_k=5)["results"]
     assert "Max chewed through the garden hose again." in [r["memory"] for r in full]
+
+
+def test_a_back_reference_is_linked_to_the_names_just_before_it(open_memory):
+    memory = open_memory(retrieval={"entity_inherit_window": 2})
+    chat = [
+        "Pablo: Rough week: Leo swallowed a sock.",
+        "Ines: Oh no! Is he okay?",
+        "Pablo: He's fine now, the vet was brilliant.",
+    ]
+    ids = [r["id"] for r in memory.add_batch(chat, user_id="u")["results"]]
+    leo = {r["id"] for r in memory.entity_memories("Leo", user_id="u")["results"]}
+    assert leo == set(ids)
+    found = memory.search("Who treated Leo?", user_id="u", explain=True)["results"]
+    fine = next(r for r in found if r["id"] == ids[2])
+    assert fine["score_details"]["entity"] == "Leo" and fine["score_details"]["entity_boost"] > 0
+    alone = memory.add("Ines: He is asleep.", user_id="u")["results"][0]["id"]
+    assert alone not in {r["id"] for r in memory.entity_memories("Leo", user_id="u")["results"]}
+    memory.close()
+    default = open_memory()  # off by default: the same chat links only what it names
+    ids = [r["id"] for r in default.add_batch(chat, user_id="v")["results"]]
+    assert [r["id"] for r in default.entity_memories("Leo", user_id="v")["results"]] == ids[:1]

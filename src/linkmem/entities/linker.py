@@ -10,6 +10,7 @@ import numpy as np
 
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
+from linkmem.entities.inherit import Inheritance
 from linkmem.extract.base import EntityExtractor, ExtractedEntity
 from linkmem.store.base import NewEntity, Store
 from linkmem.types import Scope
@@ -30,19 +31,27 @@ class LinkPlan:
 
 class EntityCollector:
     """Gathers the entities of a batch chunk by chunk: each memory's keys (capped at
-    ``max_entities_per_memory``) and the first occurrence of each unique key."""
+    ``max_entities_per_memory``, then the names it inherits: ``entities.inherit``) and the
+    first occurrence of each unique key."""
 
     def __init__(self, config: RetrievalConfig) -> None:
         self.cap = config.max_entities_per_memory
+        self.inheritance = Inheritance(config.entity_inherit_window)
         self.per_memory: list[list[str]] = []
         self.entities: dict[str, ExtractedEntity] = {}
 
-    def add(self, extracted: Sequence[Sequence[ExtractedEntity]]) -> list[str]:
-        """Take one chunk's extractions (one list per text); return the keys new to the batch."""
+    def add(
+        self, extracted: Sequence[Sequence[ExtractedEntity]], texts: Sequence[str] = ()
+    ) -> list[str]:
+        """Take one chunk's extractions (one list per text, in the order written) and, for
+        inheritance, its texts; return the keys new to the batch."""
+        capped = [list(entities[: self.cap]) for entities in extracted]
+        if texts:
+            capped = self.inheritance.apply(texts, capped)
         new: list[str] = []
-        for entities in extracted:
+        for entities in capped:
             keys = []
-            for entity in entities[: self.cap]:
+            for entity in entities:
                 if entity.key not in self.entities:
                     self.entities[entity.key] = entity
                     new.append(entity.key)
@@ -66,7 +75,7 @@ def plan_links(
     """Extract every text's entities in one pass and embed the unique ones in one batch
     (``linkmem.encoding`` runs this beside the texts' own embedding)."""
     collector = EntityCollector(config)
-    keys = collector.add(extractor.extract_batch(list(texts)))
+    keys = collector.add(extractor.extract_batch(list(texts)), texts)
     if not keys:
         return collector.plan({})
     return collector.plan(dict(zip(keys, embedder.embed_batch(collector.texts(keys)))))

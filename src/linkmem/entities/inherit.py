@@ -1,0 +1,73 @@
+"""Back references: a message that says "he", "she", "it" or "they" is about whom the
+messages just before it named.
+
+"We took Leo to Lisbon" / "Did he behave?" / "He's fine now, Dr. Chen was brilliant": the
+last two are about Leo but do not name him, so a question naming Leo boosted every other
+memory of Leo above the one that answers. Such a message is also linked to the names and
+titles of the ``window`` memories before it in the same write call (their own or inherited
+in turn), never to a speaker label (the people talking are hubs already).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Sequence
+
+from linkmem.extract.base import EntityKind, ExtractedEntity, normalise_key
+
+BACK_REFERENCES: frozenset[str] = frozenset(
+    "he him his she her hers it its they them their theirs".split()
+)
+#: Kinds passed on: a name or a title is what a pronoun stands for; topics are not.
+INHERITED_KINDS: frozenset[EntityKind] = frozenset({EntityKind.PROPER, EntityKind.QUOTED})
+_WORD = re.compile(r"[a-z]+")  # "he's" -> "he", "s"
+
+
+def refers_back(message: str) -> bool:
+    """The message (after any speaker label) uses a third-person pronoun."""
+    return not BACK_REFERENCES.isdisjoint(_WORD.findall(message.lower()))
+
+
+class Inheritance:
+    """Adds inherited entities to each memory of a write call, memory by memory in order
+    (chunk after chunk: the last ``window`` memories carry over)."""
+
+    def __init__(self, window: int) -> None:
+        self.window = max(0, window)
+        self.speakers: set[str] = set()
+        self.recent: deque[list[ExtractedEntity]] = deque(maxlen=self.window or 1)
+
+    def apply(
+        self, texts: Sequence[str], extracted: Sequence[Sequence[ExtractedEntity]]
+    ) -> list[list[ExtractedEntity]]:
+        """``extracted`` (one list per text) with each back-referring memory's inherited
+        entities appended."""
+        if not self.window:
+            return [list(entities) for entities in extracted]
+        from linkmem.extract.rules import split_speaker  # imports spaCy: not at linkmem import
+
+        out = []
+        for text, entities in zip(texts, extracted, strict=True):
+            label, start = split_speaker(text)
+            if label is not None:
+                self.speakers.add(label.key)
+            own = self._names(entities)
+            inherited: list[ExtractedEntity] = []
+            if refers_back(text[start:]):
+                keys = {e.key for e in entities}
+                inherited = [e for e in self._from_recent() if e.key not in keys]
+            out.append(list(entities) + inherited)
+            self.recent.append(own + inherited)
+        return out
+
+    def _names(self, entities: Sequence[ExtractedEntity]) -> list[ExtractedEntity]:
+        return [
+            e
+            for e in entities
+            if e.kind in INHERITED_KINDS and normalise_key(e.text) not in self.speakers
+        ]
+
+    def _from_recent(self) -> list[ExtractedEntity]:
+        unique = {e.key: e for names in self.recent for e in names}
+        return [e for e in unique.values() if e.key not in self.speakers]
