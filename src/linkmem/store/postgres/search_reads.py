@@ -4,9 +4,9 @@ The plain store answers each read of a search with its own statements (scope loo
 settings, query, COMMIT): about 13 round trips, one after another. ``SearchReads`` fetches them
 ahead with psycopg's pipeline mode:
 
-0. the ids of the scopes the search covers (the plain store's lookup);
-1. then: the dense top-k, the BM25 scores (all of them when fewer than ``KEYWORD_ALL``
-   memories match, else the top-k) and the entities near the query's entities with their
+0. the ids of the scopes the search covers (the plain store's lookup) and their sizes;
+1. then: the dense top-k, the BM25 scores (all of them when the scopes hold at most
+   ``KEYWORD_ALL`` memories, else the top-k) and the entities near the query's entities with their
    records and, for entities with few links, their memories;
 2. then, for every memory those can bring into the candidate pool (``S``): records with
    exact cosine, BM25 (unless all are known), the linked entities (records and few-link
@@ -44,9 +44,13 @@ from linkmem.store.prefetch import SearchPlan
 from linkmem.types import EntityRecord, MemoryRecord, Scope
 
 Ranked = list[tuple[str, float]]
-#: The first BM25 read asks for this many memories (or the pool, when larger): when fewer
-#: match, it has every memory's score, and later BM25 reads of the search need no statement.
-#: In a 10k-memory scope of ``bench_scale`` a query's terms match ~300 memories.
+#: In scopes of at most this many memories the first BM25 read returns every matching
+#: memory's score, so later BM25 reads of the search need no statement; in larger ones it
+#: returns the top-k, and the pool's scores are read with its records. In the 10k-memory
+#: scope of ``bench_scale`` a query's terms match ~1,500 memories (neighbour words): all of
+#: them (up to 1,000 rows) cost more store CPU per search than the top 60 and a second read
+#: of the pool's (63.5 vs 56.0 ms, 100 searches interleaved, load ~15); in its 100-memory
+#: scopes everything at once stays cheaper (31.7 vs 33.5 ms).
 KEYWORD_ALL = 1000
 
 
@@ -105,7 +109,7 @@ class SearchReads:
     def fetch_first(self) -> None:
         """Round trips 0, 1 and 2."""
         plan = self._plan
-        self._scope_ids = self._store._scope_ids(plan.scope)
+        self._scope_ids, n_docs = self._read_scopes()
         # Everything is queued and sent at once; the results arrive when the pipelines close.
         # BEGIN/COMMIT are queued as statements: the settings of ``ann_settings`` are local
         # to each transaction (``conn.transaction()`` would sync on entering and leaving).
@@ -114,7 +118,7 @@ class SearchReads:
         with self._pipelines():
             dense = self._read_only(side, self._queue_dense_top) if plan.dense else None
             conn.execute("BEGIN READ ONLY")
-            top = max(plan.pool, KEYWORD_ALL)
+            top = max(plan.pool, n_docs + 1 if n_docs <= KEYWORD_ALL else 0)
             keyword = self._queue_keyword(conn, None, top) if self._terms else None
             near = self._queue_near(conn) if len(plan.entity_vectors) else None
             conn.execute("COMMIT")
@@ -123,7 +127,7 @@ class SearchReads:
         if keyword is not None:
             rows = keyword.fetchall()
             self._keyword_top = _positive(rows[: plan.pool])
-            self._keyword_all = len(rows) < max(plan.pool, KEYWORD_ALL)
+            self._keyword_all = len(rows) < top
             if self._keyword_all:
                 self._keyword = _positive(rows)
         self._near = self._read_near(near.fetchall() if near is not None else [])
@@ -133,6 +137,17 @@ class SearchReads:
             if entity.link_count <= plan.specific_max_links:
                 pool.update(mid for _, mid in self._links[entity_id])
         self._fetch(sorted(pool), with_entities=True)
+
+    def _read_scopes(self) -> tuple[list[int] | None, int]:
+        """Round trip 0: the ids of the scopes the search covers (None: every scope) and
+        how many memories they hold (as their statistics say; the size of every scope
+        counts as unknown, ``KEYWORD_ALL`` + 1)."""
+        items = self._plan.scope.items()
+        if not items:
+            return None, KEYWORD_ALL + 1
+        keys, values = [k for k, _ in items], [v for _, v in items]
+        rows = self._store.db.rows(q.scope_sizes(self._t, keys), values)
+        return [r[0] for r in rows], sum(r[1] for r in rows)
 
     def _fetch(self, ids: list[str], with_entities: bool = False) -> None:
         """Cosine, BM25 and records (and linked entities) of ``ids``: one round trip."""

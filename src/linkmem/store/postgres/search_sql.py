@@ -30,6 +30,12 @@ Statement = tuple[str, list[Any]]
 EXACT_SCAN_RATIO = 16.0
 
 
+def scope_sizes(t: Tables, keys: list[str]) -> str:
+    """``sql.select_scopes`` with each scope's number of memories (``n_docs``)."""
+    where = " AND ".join(f"{k} = %s" for k in keys) or "TRUE"
+    return f"SELECT id, n_docs FROM {t.scopes} WHERE {where} ORDER BY id"
+
+
 def exact_scan_gate(t: Tables, scope_ids: list[int] | None, k: int) -> Where:
     """A query of one boolean: whether the scopes ``scope_ids`` are small enough, against the
     whole table, for an exact scan (see ``EXACT_SCAN_RATIO``); false for every scope (None).
