@@ -16,6 +16,7 @@ from typer.core import TyperGroup
 
 from linkmem import __version__
 from linkmem.components import load_models
+from linkmem.console import command_name
 from linkmem.errors import LinkmemError
 from linkmem.memory import Memory
 
@@ -203,7 +204,7 @@ def command_app(args: list[str]) -> typer.Typer:
     command it holds before it parses any (~35 ms of CPU for the ones not run); none for
     ``--version``. The whole ``app`` when no command is named (help), for an unknown name
     (Click then suggests one) and for shell completion."""
-    name = _command_name(args)
+    name = command_name(args)
     if "_LINKMEM_COMPLETE" in os.environ:
         return app
     if name is None:
@@ -223,21 +224,9 @@ def _registered_name(command: Any) -> str:
     return command.name or get_command_name(command.callback.__name__)
 
 
-def _command_name(args: list[str]) -> str | None:
-    """The first argument that is neither a global option nor an option's value."""
-    with_value = _options_with_a_value()
-    rest = iter(args)
-    for arg in rest:
-        if arg == "--":
-            return next(rest, None)
-        if not arg.startswith("-"):
-            return arg
-        if arg in with_value:
-            next(rest, None)
-    return None
-
-
 def _options_with_a_value() -> set[str]:
+    """The global options that take a value, read from the Typer app (``linkmem.console``
+    keeps a copy that a test compares with this)."""
     from typer.main import get_command
 
     group = get_command(_without_commands())
