@@ -64,10 +64,11 @@ class LoadedScope:
     False when they were read inside an open write transaction (they may still roll back)."""
 
     version: int
-    rowids: list[int]
+    rowids: Sequence[int]
     ids: list[str]
-    blobs: list[bytes]
+    blobs: list[bytes]  # encoded vectors, unless ``vectors`` holds them decoded
     committed: bool = True
+    vectors: np.ndarray | None = None
 
 
 #: Loads one scope's version and rows from one consistent snapshot.
@@ -122,7 +123,7 @@ class MatrixCache:
             loaded.version,
             np.asarray(loaded.rowids, dtype=np.int64),
             loaded.ids,
-            decode_many(loaded.blobs, self._dim),
+            loaded.vectors if loaded.vectors is not None else decode_many(loaded.blobs, self._dim),
         )
         if loaded.committed:
             with self._lock:

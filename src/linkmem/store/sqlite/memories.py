@@ -22,6 +22,7 @@ from linkmem.store.vectors import (
     Loader,
     MatrixCache,
     ScopeMatrix,
+    decode_many,
     encode,
     score_ids,
     top_k_many,
@@ -42,18 +43,32 @@ def record_from_row(row: Sequence[Any]) -> MemoryRecord:
     return base_record_from_row(row, json.loads(row[2]))
 
 
+#: Rows a scope load decodes per step.
+_LOAD_PAGE = 1024
+
+
 def scope_loader(db: Connection, table: str, scopes: str, version_column: str) -> Loader:
-    """Reads one scope's vectors of ``table`` and its version in one snapshot."""
+    """Reads one scope's vectors of ``table`` and its version in one snapshot, a page of rows
+    at a time into one matrix (a list of every row's blob beside the matrix held the scope's
+    vectors twice while it loaded: 2 x 150 MB for a 100k-memory scope)."""
 
     def load(scope_id: int) -> LoadedScope:
         with db.snapshot() as committed:
             version = db.rows(f"SELECT {version_column} FROM {scopes} WHERE id = ?", (scope_id,))
-            rows = db.rows(
+            n = db.rows(f"SELECT count(*) FROM {table} WHERE scope_id = ?", (scope_id,))[0][0]
+            cursor = db.raw.execute(  # the snapshot holds the connection's lock
                 f"SELECT rowid, id, embedding FROM {table} WHERE scope_id = ? ORDER BY rowid",
                 (scope_id,),
             )
-        rowids, ids, blobs = (list(column) for column in zip(*rows)) if rows else ([], [], [])
-        return LoadedScope(version[0][0], rowids, ids, blobs, committed)
+            rowids, ids, matrix = np.empty(n, dtype=np.int64), [], None
+            while rows := cursor.fetchmany(_LOAD_PAGE):
+                if matrix is None:
+                    matrix = np.empty((n, len(rows[0][2]) // 4), dtype=np.float32)
+                start, stop = len(ids), len(ids) + len(rows)
+                matrix[start:stop] = decode_many([r[2] for r in rows], matrix.shape[1])
+                rowids[start:stop] = [r[0] for r in rows]
+                ids.extend(r[1] for r in rows)
+        return LoadedScope(version[0][0], rowids, ids, [], committed, matrix)
 
     return load
 
