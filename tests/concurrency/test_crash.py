@@ -81,7 +81,7 @@ def test_sigkill_mid_write_leaves_a_consistent_store(make_memory, backend_settin
         log = tmp_path / f"log{kill}.jsonl"
         child = ctx.Process(target=crash_worker, args=(backend_settings, str(log), kill))
         child.start()
-        _wait_ready(log, child)
+        _wait_for(log, child, '"ack"')  # writing has begun, however loaded the machine
         time.sleep(rng.uniform(0.05, 0.4))
         os.kill(child.pid, signal.SIGKILL)
         child.join(30)
@@ -94,12 +94,13 @@ def test_sigkill_mid_write_leaves_a_consistent_store(make_memory, backend_settin
     assert writes > KILLS and in_flight >= KILLS // 2  # the kills landed inside real writes
 
 
-def _wait_ready(log: Path, child: multiprocessing.Process, timeout: float = 60) -> None:
+def _wait_for(log: Path, child: multiprocessing.Process, marker: str, timeout: float = 60) -> None:
+    """Until the writer's log has ``marker`` (its first acknowledged write, say)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if log.exists() and '"ready"' in log.read_text():
+        if log.exists() and marker in log.read_text():
             return
-        assert child.is_alive(), "the writer died before it was ready"
+        assert child.is_alive(), f"the writer died before it logged {marker}"
         time.sleep(0.02)
     child.kill()
-    pytest.fail(f"the writer was not ready after {timeout:.0f}s")
+    pytest.fail(f"the writer had not logged {marker} after {timeout:.0f}s")
