@@ -62,7 +62,8 @@ def test_history_takes_a_scope():
 
 def test_negative_offset_is_refused():
     result = run("list", "-u", "alice", "--offset", "-1", code=2)
-    assert "--offset" in result.stderr and "greater than or equal to 0" in result.stderr
+    assert "--offset" in result.stderr
+    assert re.search(r"x ?>= ?0|greater than or equal to 0", result.stderr)  # typer's wording
     data("add", "one", "-u", "alice")
     data("add", "two", "-u", "alice")
     page = data("list", "-u", "alice", "--offset", "1")["results"]
