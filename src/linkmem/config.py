@@ -99,6 +99,19 @@ class RetrievalConfig:
     #: wrong person.
     name_boost_weight: float = 0.1
     name_match_similarity: float = 0.9
+    #: Name gate (``rank.fusion.name_gate``): a name's boost is scaled 0..1 by its margin, the
+    #: best text score (dense + squashed BM25) among the candidates linked to the name minus
+    #: the best among the other candidates: off below name_gate_margin - width / 2, full above
+    #: name_gate_margin + width / 2 (width 0: a step; -inf: no gate). A question that names
+    #: the wrong person matches the other person's memories best. ``benchmarks/
+    #: name_gate_replay.py`` (full, recall@10; dev folds 26/30/41/42/43), no gate -> -0.15 /
+    #: 0.2: dev 1-4 0.817 -> 0.817 (every fold equal), adversarial 0.886 -> 0.903 (margin
+    #: over dense+bm25 per fold -2.1/-4.2/+2.4/+1.6/+0.0 -> +0.0/+0.0/+2.4/+1.6/+3.1);
+    #: synthetic 1-4 0.824 -> 0.828, adversarial 0.750 -> 0.806; long chats unchanged. Centre
+    #: -0.2..-0.12 (width 0.2) leave dev equal; -0.1 costs conv-41 0.8 points; a ramp of
+    #: 0.3 gives up the synthetic gain, a step at -0.15 costs conv-41 0.2.
+    name_gate_margin: float = -0.15
+    name_gate_width: float = 0.2
     #: Memories linked to a query entity join the candidate pool even when dense and keyword
     #: search missed them, unless the entity links more memories than this: a topic's boost
     #: is then under a tenth of its weight (decay above), and not even a name should pull

@@ -37,24 +37,67 @@ def entity_boost(match: EntityMatch, config: RetrievalConfig) -> float:
     """The query names this entity (a proper name matched as itself): every memory linked
     to it is about it, however many there are. Otherwise the boost fades with link count."""
     similarity = calibrated_cosine(match.similarity, config.cosine_scale)
-    if match.proper and match.similarity >= config.name_match_similarity:
+    if is_name(match, config):
         return similarity * config.name_boost_weight
     decay = link_weight(match.n_linked, config.entity_link_decay)
     return similarity * config.entity_boost_weight * decay
 
 
-def best_boosts(
-    matches: Iterable[EntityMatch], config: RetrievalConfig
-) -> dict[str, tuple[float, str]]:
+def is_name(match: EntityMatch, config: RetrievalConfig) -> bool:
+    """The query names this entity: a proper name matched as itself."""
+    return match.proper and match.similarity >= config.name_match_similarity
+
+
+def best_boosts(matches: Iterable[EntityMatch], config: RetrievalConfig) -> EntityBoosts:
     """Each memory's best boost and the entity that gave it (boosts of several entities do
-    not add up)."""
-    best: dict[str, tuple[float, str]] = {}
-    for match in matches:
-        boost, text = entity_boost(match, config), match.text
-        for memory_id in match.memory_ids:
-            if boost > best.get(memory_id, (0.0, ""))[0]:
-                best[memory_id] = (boost, text)
-    return best
+    not add up); the name boosts are gated by ``fuse_all`` (``EntityBoosts``)."""
+    return EntityBoosts(matches, config)
+
+
+def name_gate(margin: float, config: RetrievalConfig) -> float:
+    """0..1: how much of a name's boost applies, from ``margin``, the best text score (dense +
+    squashed BM25) among the memories linked to the name minus the best among the other
+    candidates. A question that names the wrong person ("What did Caroline realise after her
+    charity race?" when Melanie ran it) matches the other person's memories best."""
+    low = config.name_gate_margin - config.name_gate_width / 2
+    if config.name_gate_width <= 0:
+        return 1.0 if margin >= config.name_gate_margin else 0.0
+    return min(1.0, max(0.0, (margin - low) / config.name_gate_width))
+
+
+class EntityBoosts(dict[str, tuple[float, str]]):
+    """memory id -> (best boost, the entity that gave it). Each name the query names boosts
+    by ``name_gate`` of its margin over the candidates' text scores, which only ``fuse_all``
+    knows: it calls ``gate_names``; until then the names boost in full."""
+
+    def __init__(self, matches: Iterable[EntityMatch], config: RetrievalConfig) -> None:
+        super().__init__()
+        self._config = config
+        self._topics: list[tuple[float, str, list[str]]] = []
+        self._names: list[tuple[float, str, list[str]]] = []
+        for match in matches:
+            kind = self._names if is_name(match, config) else self._topics
+            kind.append((entity_boost(match, config), match.text, list(match.memory_ids)))
+        self._set(self._names)
+
+    def gate_names(self, text: Mapping[str, float]) -> None:
+        """Gate each name's boost by its margin in ``text`` (candidate id -> text score)."""
+        if not self._names or not text:
+            return
+        gated = []
+        for boost, name, memory_ids in self._names:
+            own = {mid for mid in memory_ids if mid in text}
+            best_own = max((text[mid] for mid in own), default=0.0)
+            best_other = max((s for mid, s in text.items() if mid not in own), default=0.0)
+            gated.append((boost * name_gate(best_own - best_other, self._config), name, memory_ids))
+        self._set(gated)
+
+    def _set(self, names: list[tuple[float, str, list[str]]]) -> None:
+        self.clear()
+        for boost, text, memory_ids in [*self._topics, *names]:
+            for memory_id in memory_ids:
+                if boost > self.get(memory_id, (0.0, ""))[0]:
+                    self[memory_id] = (boost, text)
 
 
 Boost = tuple[float, str | None]
@@ -104,6 +147,11 @@ class Fusion:
         """``parts(...).score`` without building the parts (a search scores hundreds)."""
         return self._components(dense, bm25_raw, boost[0], hop_entity)[2]
 
+    def text(self, dense: float, bm25_raw: float) -> float:
+        """The text part of the score (dense + squashed BM25), before the division."""
+        cosine = calibrated_cosine(dense, self._scale)
+        return self._dense_weight * cosine + self._bm25_weight * self._squash(bm25_raw)
+
     def _components(
         self, dense: float, bm25_raw: float, boost: float, hop_entity: str | None
     ) -> tuple[float, float, float]:
@@ -124,9 +172,16 @@ def fuse_all(
     hops: Mapping[str, str] | None = None,
 ) -> list[tuple[str, float]]:
     """Every candidate's score, best first (ties keep a stable id order); ``Fusion.parts``
-    explains one. ``hops``: memory id -> the entity the hop followed to it."""
+    explains one. ``hops``: memory id -> the entity the hop followed to it. ``EntityBoosts``
+    have their names gated here, on these candidates' text scores."""
     hops = hops or {}
-    score = Fusion(n_query_terms, config).score
+    fusion = Fusion(n_query_terms, config)
+    ids = sorted(set(candidates))
+    if isinstance(boosts, EntityBoosts):
+        boosts.gate_names(
+            {mid: fusion.text(dense.get(mid, 0.0), bm25_raw.get(mid, 0.0)) for mid in ids}
+        )
+    score = fusion.score
     scored = [
         (
             mid,
@@ -137,7 +192,7 @@ def fuse_all(
                 hops.get(mid),
             ),
         )
-        for mid in sorted(set(candidates))
+        for mid in ids
     ]
     scored.sort(key=lambda item: -item[1])
     return scored
