@@ -1,6 +1,7 @@
 """Cold start of ``linkmem search``: a fresh process on an existing SQLite store.
 
     python benchmarks/bench_cold_start.py [--runs 7] [--memories 200] [--out FILE]
+        [--compare-src DIR]
 
 Prepares one store (``--memories`` synthetic texts in scope ``--user bench``, default models),
 then, in one sitting so the numbers compare:
@@ -11,9 +12,12 @@ then, in one sitting so the numbers compare:
   (``LINKMEM_ONNX_CACHE=0``: the session optimises the graph again, as before the cache);
 - ``version``: ``linkmem --version`` (the interpreter and the CLI's imports, nothing else);
 - ``phases``: ``--runs`` fresh processes doing the same search step by step in-process:
-  importing ``linkmem.cli``, opening the store, importing and loading onnxruntime, then
-  spaCy (the CLI's order), and the first search with both models loaded; plus the threads
-  running after each step.
+  importing ``linkmem.cli``, opening the store, importing and loading onnxruntime, and the
+  first search (a search runs no NER: ``spacy_imported`` says whether anything imported
+  spaCy); plus the threads running after each step;
+- ``cli_compare`` (with ``--compare-src``): the ``cli`` search run by another linkmem source
+  tree (``python -m linkmem`` with that ``src`` first on ``PYTHONPATH``) on a store it wrote
+  itself, interleaved with ``cli``: an A/B of two versions in one sitting.
 Medians, minima (and every run) go to ``benchmarks/results/cold_start.json`` (or ``--out``) with the
 machine load before and after.
 """
@@ -58,20 +62,11 @@ mark("import_onnxruntime")
 memory.embedder.load()
 mark("load_onnx")
 after_onnx = threads()
-try:
-    from linkmem.extract.pipeline import import_spacy  # as the CLI imports it
-except ImportError:  # before import_spacy existed
-    import_spacy = lambda: __import__("spacy")
-import_spacy()
-mark("import_spacy")
-memory.extractor.get()
-mark("load_spacy")
-after_spacy = threads()
 hits = memory.search(sys.argv[2], user_id="bench", top_k=10)["results"]
 mark("first_search")
 assert hits, "the prepared store returned nothing"
-t["threads"] = {"before_models": base, "after_onnx": after_onnx, "after_spacy": after_spacy,
-                "after_search": threads(),
+t["spacy_imported"] = int("spacy" in sys.modules)
+t["threads"] = {"before_models": base, "after_onnx": after_onnx, "after_search": threads(),
                 "onnx_intra_op": getattr(memory.embedder, "threads", None)}
 print(json.dumps(t))
 """
@@ -80,6 +75,7 @@ print(json.dumps(t))
 def prepare_store(folder: Path, n: int, env: dict[str, str]) -> Path:
     """The store, written by a child process: this one stays small, since a child's peak RSS
     starts from its parent's at fork."""
+    folder.mkdir(parents=True, exist_ok=True)
     path = folder / "store.db"
     code = (
         "import sys; sys.path.insert(0, sys.argv[2]); from bench_core import make_texts; "
@@ -140,10 +136,18 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--memories", type=int, default=200)
     parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--compare-src", help="another linkmem's src folder, run as cli_compare")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="linkmem-cold-"))
     env = {**os.environ, "LINKMEM_HOME": str(folder)}
     store = prepare_store(folder, args.memories, env)
+    compare = None
+    if args.compare_src:
+        source = str(Path(args.compare_src).resolve())
+        other_env = {**env, "PYTHONPATH": source, "LINKMEM_HOME": str(folder / "compare")}
+        other_store = prepare_store(folder / "compare", args.memories, other_env)
+        argv = [sys.executable, "-m", "linkmem", "--db", str(other_store), "search", QUERY]
+        compare = ([*argv, "--user", "bench"], other_env, [])
     load_before = os.getloadavg()[0]
     search = [LINKMEM, "--db", str(store), "search", QUERY, "--user", "bench"]
     uncached_env = {**env, "LINKMEM_ONNX_CACHE": "0"}
@@ -153,6 +157,8 @@ def main() -> None:
         uncached.append(timed_process(search, uncached_env))
         version.append(timed_process([LINKMEM, "--version"], env))
         phases.append(phase_run(store, env))
+        if compare is not None:
+            compare[2].append(timed_process(compare[0], compare[1]))
     results = {
         "commit": commit(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
@@ -172,6 +178,10 @@ def main() -> None:
             "phases": phases,
         },
     }
+    if compare is not None:
+        results["cli_compare"] = summary(compare[2])
+        results["compare_src"] = args.compare_src
+        results["all_runs"]["cli_compare"] = compare[2]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2))
     print(json.dumps({k: v for k, v in results.items() if k != "all_runs"}, indent=2))

@@ -11,8 +11,8 @@ Reports, in one run so the ratios are comparable (the models are loaded once and
   path gives them (each text within the default long-text budget,
   ``RetrievalConfig.long_text_*``: a long one's head and tail), with the characters and
   word pieces they read per text;
-- search p50/p95 in one scope holding each of ``--sizes`` memories, next to the query's models
-  alone (query embedding, query NER);
+- search p50/p95 in one scope holding each of ``--sizes`` memories, next to the query's model
+  alone (the query's embedding: a search runs no NER, ``linkmem.encoding.encode_query``);
 - a "targets" block (issue 15): each target's measured value, its limit, the model-time limit
   it is held to, pass/fail, and the previous value from the results file this run replaces;
 - the process's peak RSS (VmHWM).
@@ -33,7 +33,7 @@ from long_chats import REQUESTS, SENTENCES, fill
 
 from linkmem import Memory, long_texts
 from linkmem.config import RetrievalConfig
-from linkmem.entities.boost import query_entities
+from linkmem.encoding import encode_query
 
 NAMES = ["Max", "Luna", "Oscar", "Maria", "Ken", "Priya", "Tomás", "Aiko", "Sam", "Nadia"]
 PLACES = ["Lisbon", "Kyoto", "Berlin", "Austin", "Nairobi", "Oslo", "Lima", "Seoul"]
@@ -246,28 +246,19 @@ def bench_search(folder: Path, models: Models, sizes: list[int], n_queries: int)
 
 
 def query_models_ms(models: Models, queries: list[str], config) -> dict:
-    """The unavoidable model time of one search, each model alone: the query's embedding, and
-    its NER with the embedding of the entities it finds (median ms over the queries)."""
-    embed, ner = [], []
+    """The unavoidable model time of one search: the query's embedding, with its name runs
+    when the config embeds any (``encode_query``; a search runs no NER), median ms."""
+    embed = []
     memo = getattr(models.embedder, "vector_cache", None)
     if memo is not None:  # the model's time, not the memo's: every query was searched before
         models.embedder.vector_cache = type(memo)(0)
     for query in queries:
         t0 = time.perf_counter()
-        models.embedder.embed_batch([query])
-        t1 = time.perf_counter()
-        names = query_entities(query, models.extractor, config)
-        if names:
-            models.embedder.embed_batch(names)
-        t2 = time.perf_counter()
-        embed.append((t1 - t0) * 1000)
-        ner.append((t2 - t1) * 1000)
+        encode_query(query, models.embedder, config)
+        embed.append((time.perf_counter() - t0) * 1000)
     if memo is not None:
         models.embedder.vector_cache = memo
-    return {
-        "query_embedding_ms": round(statistics.median(embed), 2),
-        "query_ner_ms": round(statistics.median(ner), 2),
-    }
+    return {"query_embedding_ms": round(statistics.median(embed), 2)}
 
 
 def peak_rss_mb() -> float:
@@ -293,7 +284,7 @@ def targets(results: dict, sizes: list[int]) -> dict:
     long_add, long_alone = results["add_long_entities_on"], results["models_alone_long"]
     long_model_s = long_alone["embed_seconds"] + long_alone["ner_seconds"]
     search = results["search"]
-    query_ms = search["query_embedding_ms"] + search["query_ner_ms"]
+    query_ms = search["query_embedding_ms"]
     out = {
         "ingest_memories_per_s": target(
             add["memories_per_s"], 200, True, alone["sequential_texts_per_s"]

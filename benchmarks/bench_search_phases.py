@@ -7,22 +7,20 @@ One SQLite store, one scope holding each of ``--sizes`` memories (``bench_core.m
 entities on, the default models loaded once). Each query is timed as a whole
 (``Memory.search``, top_k 10; wall time, and the CPU time of all the process's threads, which
 a busy machine inflates less) and by step, by wrapping the functions ``run_search`` calls:
-the query's models (``encode_query``: the query's embedding beside its NER and the
-embedding of the entity names), the prefetch of the search's reads, dense candidates, BM25
-candidates, the entity signal, fusion (with the exact scores it completes), the second hop,
-the records, and the rest (validation, result dicts). Steps are medians over the queries,
-so they need not add up to the total's median.
+the query's model (``encode_query``: the query's embedding, with its name runs when the
+config embeds any; no NER), the prefetch of the search's reads, the lookup of the query's
+keys among the stored entities (``entity_keys``), dense candidates, BM25 candidates, the
+entity signal, fusion (with the exact scores it completes), the second hop, the records,
+and the rest (validation, result dicts). Steps are medians over the queries, so they need
+not add up to the total's median.
 
-Query-model variants run interleaved, ``--rounds`` times, each round and variant on queries
-not searched before (so the embedder's memo answers recurring entity names, never a query):
-- ``side``: the shipped ``encode_query`` (the query embedded while a side thread runs NER
-  and then embeds the entity names), one onnxruntime thread per call;
+Variants run interleaved, ``--rounds`` times, each round and variant on queries not searched
+before (so the embedder's memo answers recurring names, never a query):
+- ``shipped``: the defaults, one onnxruntime thread per call;
 - ``intra2``: the same with the session of two intra-op threads (as before fe18f66);
-- ``serial``: NER, then the query and the names in two calls, nothing beside;
-- ``one_call``: NER, then the query and the names in one call;
-- ``side_no_memo``: ``side`` with the embedder's memo of short texts' vectors off (every
-  entity name and query embedded again, as a scope's first searches do);
-- ``side_sql_bm25``: ``side`` with BM25 summed in SQL, not from the cached postings
+- ``names2``: two name runs of the query embedded with it (``query_names_embedded`` 2);
+- ``no_memo``: the embedder's memo of short texts' vectors off;
+- ``sql_bm25``: BM25 summed in SQL, not from the cached postings
   (``store.sqlite.keyword_cache``; what searches did before it).
 Numbers go to ``benchmarks/results/search_phases.json`` (or ``--out``).
 """
@@ -39,16 +37,16 @@ from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
 
-import numpy as np
 from bench_core import Models, make_queries, make_texts
 
 import linkmem.search as search_module
+from linkmem.config import with_retrieval
 from linkmem.embed import onnx
 from linkmem.embed.vector_cache import VectorCache
-from linkmem.encoding import encode_query
-from linkmem.entities.boost import query_entities
 
 STEPS = {
+    "encode_query": "query_models",
+    "_entity_vectors": "entity_keys",
     "_dense": "dense",
     "_keyword": "bm25",
     "entity_boosts": "entities",
@@ -102,31 +100,14 @@ def instrument(clock: Clock) -> None:
     search_module._reads = reads
 
 
-def query_variants(models: Models, config) -> dict:
-    """The query-model variants (see the module docstring), as ``encode_query`` stand-ins."""
-    embedder, extractor = models.embedder, models.extractor
-    shipped = encode_query
-
-    def serial(query, embedder_, extractor_, config_):
-        names = query_entities(query, extractor, config) if extractor_ is not None else []
-        return np.concatenate([embedder.embed_batch([query]), _embed(embedder, names)])
-
-    def one_call(query, embedder_, extractor_, config_):
-        names = query_entities(query, extractor, config) if extractor_ is not None else []
-        return embedder.embed_batch([query, *names])
-
-    return {
-        "side": shipped,
-        "intra2": shipped,
-        "serial": serial,
-        "one_call": one_call,
-        "side_no_memo": shipped,
-        "side_sql_bm25": shipped,
-    }
-
-
-def _embed(embedder, texts):
-    return embedder.embed_batch(texts) if texts else np.zeros((0, embedder.dim), np.float32)
+#: The variants (see the module docstring): retrieval constants changed from the defaults.
+VARIANTS: dict[str, dict] = {
+    "shipped": {},
+    "intra2": {},
+    "names2": {"query_names_embedded": 2},
+    "no_memo": {},
+    "sql_bm25": {},
+}
 
 
 def intra_op_session(threads: int):
@@ -157,24 +138,24 @@ def run(memory, queries: list[str], clock: Clock) -> dict:
 
 
 def bench_size(memory, models, n_queries: int, size: int, rounds: int, clock: Clock) -> dict:
-    variants = query_variants(models, memory.retrieval)
     sessions = {"intra2": intra_op_session(2)}
-    embedder = models.embedder
+    embedder, settings = models.embedder, memory.settings
     shipped_session, memo = embedder._session, embedder.vector_cache
     results: dict[str, list[dict]] = defaultdict(list)
     for round_ in range(rounds):
-        for index, (name, encode) in enumerate(variants.items()):
+        for index, (name, changes) in enumerate(VARIANTS.items()):
             # Queries never searched before: the memo of short texts' vectors would answer a
-            # repeated query (entity names recur across queries, as in use).
+            # repeated query (names recur across queries, as in use).
             queries = make_queries(n_queries, seed=size + 100 * round_ + index)
-            search_module.encode_query = clock.wrap("query_models", encode)
+            memory.settings = with_retrieval(settings, **changes)
             embedder._session = sessions.get(name, shipped_session)
-            embedder.vector_cache = VectorCache(0) if name == "side_no_memo" else memo
-            if name == "side_sql_bm25":
+            embedder.vector_cache = VectorCache(0) if name == "no_memo" else memo
+            if name == "sql_bm25":
                 memory.store.keyword_table = lambda stats, scope: None
             results[name].append(run(memory, queries, clock))
             vars(memory.store).pop("keyword_table", None)
     embedder._session, embedder.vector_cache = shipped_session, memo
+    memory.settings = settings
     return {name: median_of_rounds(runs) for name, runs in results.items()}
 
 

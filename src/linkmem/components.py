@@ -19,7 +19,6 @@ from linkmem.errors import ModelUnavailable
 from linkmem.extract.base import EntityExtractor, ExtractedEntity
 
 if TYPE_CHECKING:
-    from linkmem.extract.child import ChildExtraction
     from linkmem.infer import ChatClient
     from linkmem.memory import Memory
     from linkmem.types import Scope
@@ -77,7 +76,6 @@ class LazyExtractor:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._loaded: EntityExtractor | None = None
-        self._child: ChildExtraction | None = None
         self._lock = threading.Lock()
         self.pipeline = installed_pipeline(settings)
         if self.pipeline is None:
@@ -110,28 +108,7 @@ class LazyExtractor:
             return self._loaded
 
     def extract_batch(self, texts: Sequence[str]) -> list[list[ExtractedEntity]]:
-        child = self._take_child(texts)
-        found = child.receive() if child is not None else None
-        return found if found is not None else self.get().extract_batch(texts)
-
-    def extract_in_child(self, child: ChildExtraction, texts: Sequence[str]) -> bool:
-        """Have ``child`` (a process importing spaCy) extract ``texts``: the next
-        :meth:`extract_batch` of exactly these texts takes its answer instead of loading the
-        pipeline here. False (nothing sent) when the pipeline is loaded or none is installed."""
-        with self._lock:
-            if self._loaded is not None or self.pipeline is None or self._child is not None:
-                return False
-            child.send(self.pipeline, texts)
-            self._child = child
-            return True
-
-    def _take_child(self, texts: Sequence[str]) -> ChildExtraction | None:
-        with self._lock:
-            child = self._child
-            if child is None or child.texts != list(texts):
-                return None
-            self._child = None
-            return child
+        return self.get().extract_batch(texts)
 
     def load_in_background(self) -> None:
         """Start loading the pipeline on a side thread; :meth:`get` waits for it (and
@@ -148,25 +125,16 @@ class LazyExtractor:
             log.debug("linkmem: loading the spaCy pipeline in the background failed", exc_info=True)
 
 
-def load_models(
-    embedder: Embedder,
-    extractor: object | None,
-    child: ChildExtraction | None = None,
-    texts: Sequence[str] = (),
-) -> None:
+def load_models(embedder: Embedder, extractor: object | None) -> None:
     """Load both models of a command that will run them: the spaCy pipeline on a side
     thread while this one builds the embedder's ONNX session (onnxruntime releases the GIL
     while it builds). Cold ``linkmem search``, 9 interleaved runs at load 10-14 with the
     cached optimised model: first output 3.15 -> 2.46 s median (2.03 -> 1.83 s quietest),
     peak RSS 271 -> 274 MB (the cached model's session peaks lower than building one did).
-
-    With ``child`` (``linkmem.extract.child``, started by the console script) the entities
-    of ``texts`` come from that process instead, and spaCy is not loaded here at all."""
-    in_child = getattr(extractor, "extract_in_child", None)
-    if child is None or in_child is None or not in_child(child, texts):
-        start = getattr(extractor, "load_in_background", None)
-        if start is not None:
-            start()
+    A search runs the embedder only (``linkmem.encoding.encode_query``)."""
+    start = getattr(extractor, "load_in_background", None)
+    if start is not None:
+        start()
     load_embedder_first(embedder)
 
 

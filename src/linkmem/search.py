@@ -14,8 +14,8 @@ from linkmem.embed.base import Embedder
 from linkmem.encoding import encode_query
 from linkmem.entities.boost import EntitySignal, entity_boosts
 from linkmem.entities.hop import hop_targets
+from linkmem.entities.query_entities import QueryEntities
 from linkmem.errors import InvalidInput
-from linkmem.extract.base import EntityExtractor
 from linkmem.filters import Node
 from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_all
 from linkmem.rank.terms import query_terms
@@ -70,17 +70,29 @@ def run_search(
     request: SearchRequest,
     store: Store,
     embedder: Embedder,
-    extractor: EntityExtractor | None,
     config: RetrievalConfig,
 ) -> list[Hit]:
+    """The search ``request`` asks for. With the entity signal, the query's entities are
+    the stored entities its words name (``linkmem.entities.query_entities``): no NER model
+    runs at search time."""
     pool = max(config.pool_factor * request.top_k, config.pool_min)
-    use_entities = request.signals.entities and extractor is not None
-    vectors = encode_query(request.query, embedder, extractor if use_entities else None, config)
-    vector = vectors[0]
+    use_entities = request.signals.entities
+    vector, entities = encode_query(request.query, embedder, config, use_entities)
     terms = query_terms(request.query)
-    plan = _plan(request, vector, terms, vectors[1:], pool, config)
+    plan = _plan(request, vector, terms, entities, pool, config)
     with _reads(store, plan) as store:
-        return _search(request, store, plan, config, use_entities)
+        entity_vectors = _entity_vectors(request, store, plan)
+        return _search(request, store, plan, config, entity_vectors)
+
+
+def _entity_vectors(request: SearchRequest, store: Store, plan: SearchPlan) -> np.ndarray | None:
+    """The query's entity vectors, from the stored entities its keys find (None: the entity
+    signal is off)."""
+    if plan.entities is None:
+        return None
+    keys = plan.entities.keys
+    found = store.entities_by_key(request.scope, keys) if keys else {}
+    return plan.entities.vectors(found)
 
 
 @contextmanager
@@ -98,7 +110,7 @@ def _plan(
     request: SearchRequest,
     vector: np.ndarray,
     terms: list[str],
-    entity_vectors: np.ndarray,
+    entities: QueryEntities | None,
     pool: int,
     config: RetrievalConfig,
 ) -> SearchPlan:
@@ -110,11 +122,11 @@ def _plan(
         pool=pool,
         dense=request.signals.dense,
         keyword=request.signals.keyword,
-        entity_vectors=entity_vectors,
         entity_k=config.entity_search_k,
         entity_min_similarity=config.entity_search_min_similarity,
         specific_max_links=config.entity_pool_max_links,
         hop_max_links=config.hop_max_links if config.hop_weight > 0 else 0,
+        entities=entities,
     )
 
 
@@ -123,19 +135,19 @@ def _search(
     store: Store,
     plan: SearchPlan,
     config: RetrievalConfig,
-    use_entities: bool,
+    entity_vectors: np.ndarray | None,
 ) -> list[Hit]:
     vector, terms, pool = plan.vector, plan.terms, plan.pool
     scores = _Scores(request, store, vector, terms, config)
     scores.dense.update(_dense(request, store, vector, pool))
     scores.keyword.update(_keyword(request, store, terms, pool))
     entities = EntitySignal()
-    if use_entities:
+    if entity_vectors is not None:
         found = {*scores.dense, *scores.keyword}
-        entities = entity_boosts(plan.entity_vectors, request.scope, store, config, found)
+        entities = entity_boosts(entity_vectors, request.scope, store, config, found)
     candidates = set(scores.dense) | set(scores.keyword) | entities.widen
     scored = scores.fuse(candidates, entities.boosts)
-    if use_entities:
+    if entity_vectors is not None:
         hops = hop_targets([mid for mid, _ in scored], entities.matched, store, config)
         if hops:
             scored = scores.fuse(candidates | set(hops), entities.boosts, hops)

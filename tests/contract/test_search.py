@@ -53,6 +53,19 @@ def test_entity_boost_is_explained(pets):
     assert all(r["score_details"]["entity"] == "Max" for r in boosted)
 
 
+def test_the_query_names_stored_entities_by_their_keys_in_every_scope_it_covers(memory):
+    memory.add("Max met Luna at the park", user_id="alice", agent_id="coach")
+    memory.add("the weather was grey", user_id="alice", agent_id="diary")
+    results = memory.search("what did max do", user_id="alice", explain=True)["results"]
+    assert results[0]["score_details"]["entity"] == "Max"  # lower-case in the query
+    assert results[0]["score_details"]["entity_boost"] > 0
+
+
+def test_a_name_the_store_does_not_hold_gives_no_entity_signal(pets):
+    results = pets.search("news about Zanzibar", user_id="alice", explain=True)["results"]
+    assert all(r["score_details"]["entity_boost"] == 0 for r in results)
+
+
 def _lines(*texts: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": text} for text in texts]
 

@@ -6,7 +6,6 @@ import copy
 import gc
 import os
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -22,13 +21,8 @@ from linkmem.memory import Memory
 
 if TYPE_CHECKING:
     from linkmem.client.remote import RemoteMemory
-    from linkmem.extract.child import ChildExtraction
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
-
-#: The process extracting a cold search's query entities (``linkmem.console``), until the
-#: command's ``open_memory`` hands it to the extractor.
-_query_ner: ChildExtraction | None = None
 
 
 class LinkmemGroup(TyperGroup):
@@ -146,13 +140,12 @@ def global_options(ctx: typer.Context) -> GlobalOptions:
 
 
 def open_memory(
-    ctx: typer.Context, *, embeds: bool = False, texts: Sequence[str] = ()
+    ctx: typer.Context, *, embeds: bool = False, extracts: bool = True
 ) -> Memory | RemoteMemory:
     """The ``Memory`` the global options describe (a ``RemoteMemory`` with ``--url``),
-    closed when the command ends. ``embeds``: the command will run both models, so the
-    models are loaded now, side by side (see ``components.load_models``); the entities of
-    ``texts`` may come from the child process the console script started."""
-    global _query_ner
+    closed when the command ends. ``embeds``: the command will run the embedder and, when
+    ``extracts``, the entity extractor (a search does not), so they are loaded now, side by
+    side (see ``components.load_models``)."""
     opts = global_options(ctx)
     if opts.url:
         from linkmem.client.remote import RemoteMemory  # httpx only for --url
@@ -160,8 +153,7 @@ def open_memory(
         return ctx.with_resource(RemoteMemory(opts.url, api_key=opts.api_key))
     memory = open_local_memory(ctx)
     if embeds:
-        child, _query_ner = _query_ner, None
-        load_models(memory.embedder, memory.extractor, child, texts)
+        load_models(memory.embedder, memory.extractor if extracts else None)
     return memory
 
 
@@ -179,20 +171,15 @@ def open_local_memory(ctx: typer.Context) -> Memory:
 
 
 def main() -> None:
-    """The command line without the console script's query child (``linkmem.console``)."""
+    """The command line (as ``linkmem.console`` runs it)."""
     run(sys.argv[1:])
 
 
-def run(args: list[str], query_ner: ChildExtraction | None = None) -> None:
-    """Run the command ``args`` name; ``query_ner``: see ``linkmem.console``."""
-    global _query_ner
-    _query_ner = query_ner
+def run(args: list[str]) -> None:
+    """Run the command ``args`` name."""
     try:
         command_app(args)(args, prog_name="linkmem")
     finally:
-        if query_ner is not None:
-            _query_ner = None
-            query_ner.close()  # reaped, whether or not the command used it
         # The command is done and its resources closed; the process ends now. Frozen objects
         # are skipped by the collections of interpreter shutdown, which otherwise walk every
         # object spaCy and the models made: 0.38 -> 0.04 s of exit after `import spacy`.

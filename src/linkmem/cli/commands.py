@@ -95,7 +95,7 @@ def search(
     as_json: Json = False,
 ) -> None:
     """Search a scope by meaning, keywords and entity links."""
-    result = open_memory(ctx, embeds=True, texts=[query]).search(
+    result = open_memory(ctx, embeds=True, extracts=False).search(
         query,
         **scope(user, agent, run),
         filters=parse_json(filters, "--filters"),

@@ -190,6 +190,14 @@ class Store(Protocol):
         """Exact lookup by normalised key in the exact ``scope``: key -> entity id."""
         ...
 
+    def entities_by_key(
+        self, scope: Scope, keys: Sequence[str]
+    ) -> dict[str, tuple[str, np.ndarray]]:
+        """Exact lookup by normalised key in the scopes ``scope`` covers (as a search):
+        key -> (kind, vector) of an entity with that key (the oldest, when several scopes
+        hold one)."""
+        ...
+
     def nearest_entities(
         self, scope: Scope, vectors: np.ndarray, k: int, min_similarity: float, exact_scope: bool
     ) -> list[list[tuple[str, float]]]:

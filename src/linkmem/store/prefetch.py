@@ -1,10 +1,11 @@
 """What one search will read, for stores that can fetch it in a few round trips.
 
 A store may offer ``search_reads(plan)``: a context manager yielding a store-like view that
-answers the reads of one search (``vector_search``, ``keyword_search``, ``nearest_entities``,
-``get_entities``, ``memories_of_entities``, ``entities_of_memories``, ``get_memories``) with
-exactly the plain store's answers, fetched ahead in batches; a read it did not fetch goes to
-the store. The search pipeline (``linkmem.search``) uses it when the store has it.
+answers the reads of one search (``vector_search``, ``keyword_search``, ``entities_by_key``,
+``nearest_entities``, ``get_entities``, ``memories_of_entities``, ``entities_of_memories``,
+``get_memories``) with exactly the plain store's answers, fetched ahead in batches; a read it
+did not fetch goes to the store. The search pipeline (``linkmem.search``) uses it when the
+store has it.
 
 A store (or its view) may also offer ``links_among(entity_ids, memory_ids)``: entity id ->
 those of ``memory_ids`` linked to it, the one thing a search needs to know about its hub
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linkmem.entities.query_entities import QueryEntities
 from linkmem.filters import Node
 from linkmem.types import Scope
 
@@ -24,8 +26,10 @@ from linkmem.types import Scope
 @dataclass(frozen=True)
 class SearchPlan:
     """The first reads of one search: the dense and keyword (of ``terms``) top ``pool`` when
-    ``dense`` / ``keyword``, the entities near ``entity_vectors``, and the links of entities
-    with at most ``specific_max_links`` (boosts) or ``hop_max_links`` (second hop) links."""
+    ``dense`` / ``keyword``; with ``entities`` (the entity signal), the stored entities of
+    its keys (``entities_by_key``), the entities near their vectors
+    (``entities.vectors(found)``), and the links of entities with at most
+    ``specific_max_links`` (boosts) or ``hop_max_links`` (second hop) links."""
 
     scope: Scope
     filters: Node | None
@@ -34,7 +38,7 @@ class SearchPlan:
     pool: int
     dense: bool
     keyword: bool
-    entity_vectors: np.ndarray
+    entities: QueryEntities | None
     entity_k: int
     entity_min_similarity: float
     specific_max_links: int

@@ -19,11 +19,21 @@ import numpy as np
 from linkmem.errors import NotFound
 from linkmem.store.base import NewEntity
 from linkmem.store.postgres import entity_sql as q
-from linkmem.store.postgres import sql
+from linkmem.store.postgres import search_sql, sql
 from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.memories import ef_search, exact_scope_params
 from linkmem.store.postgres.sql import Tables, ann_settings, existing_ids, vector_literal
 from linkmem.types import EntityRecord, Scope
+
+
+def stored_by_key(rows: Sequence[Sequence[Any]]) -> dict[str, tuple[str, np.ndarray]]:
+    """``entities_by_key``'s answer from its rows (key, kind, ``vector_send`` bytes)."""
+    found: dict[str, tuple[str, np.ndarray]] = {}
+    for key, kind, raw in rows:
+        vector = np.frombuffer(bytes(raw), dtype=">f4", offset=4).astype("<f4")
+        found.setdefault(key, (kind, vector))
+    return found
+
 
 #: Entity searches over at most this many entities are exact; larger ones use the HNSW index.
 EXACT_ENTITIES = 5_000
@@ -41,6 +51,17 @@ class EntityTables:
         if scope_id is None or not keys:
             return {}
         return dict(self.db.rows(q.find_entities(self.t), (scope_id, list(keys))))
+
+    @one_connection
+    def entities_by_key(
+        self, scope: Scope, keys: Sequence[str]
+    ) -> dict[str, tuple[str, np.ndarray]]:
+        if not keys:
+            return {}
+        items = scope.items()
+        statement = search_sql.entities_by_key(self.t, [k for k, _ in items])
+        rows = self.db.rows(statement, [*(v for _, v in items), list(dict.fromkeys(keys))])
+        return stored_by_key(rows)
 
     @one_connection
     def nearest_entities(

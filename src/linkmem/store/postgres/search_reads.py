@@ -37,7 +37,7 @@ from linkmem.filters import Node
 from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres import sql
-from linkmem.store.postgres.entities import EXACT_ENTITIES, _entity_from_row
+from linkmem.store.postgres.entities import EXACT_ENTITIES, _entity_from_row, stored_by_key
 from linkmem.store.postgres.memories import _row_where, bm25_statement, ef_search
 from linkmem.store.postgres.sql import in_scopes, vector_literal
 from linkmem.store.prefetch import SearchPlan
@@ -101,6 +101,9 @@ class SearchReads:
         self._records: dict[str, Sequence[Any]] = {}  # raw rows, parsed when asked for
         self._fetched: set[str] = set()  # memories whose cosine, BM25 and record are known
         self._scope_ids: list[int] | None = None
+        # The query's entity vectors: those of the stored entities its keys find (round trip 0).
+        self._entity_vectors = np.zeros((0, len(plan.vector)), dtype=np.float32)
+        self._by_key: dict[str, tuple[str, np.ndarray]] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
@@ -120,7 +123,7 @@ class SearchReads:
             conn.execute("BEGIN READ ONLY")
             top = max(plan.pool, n_docs + 1 if n_docs <= KEYWORD_ALL else 0)
             keyword = self._queue_keyword(conn, None, top) if self._terms else None
-            near = self._queue_near(conn) if len(plan.entity_vectors) else None
+            near = self._queue_near(conn) if len(self._entity_vectors) else None
             conn.execute("COMMIT")
         if dense is not None:
             self._dense_top = [(mid, float(sim)) for mid, sim in dense.fetchall()]
@@ -141,12 +144,25 @@ class SearchReads:
     def _read_scopes(self) -> tuple[list[int] | None, int]:
         """Round trip 0: the ids of the scopes the search covers (None: every scope) and
         how many memories they hold (as their statistics say; the size of every scope
-        counts as unknown, ``KEYWORD_ALL`` + 1)."""
-        items = self._plan.scope.items()
-        if not items:
+        counts as unknown, ``KEYWORD_ALL`` + 1); beside them, the entities of the query's
+        keys (``entities_by_key``), which give the query's entity vectors."""
+        plan = self._plan
+        items = plan.scope.items()
+        names, values = [k for k, _ in items], [v for _, v in items]
+        keys = plan.entities.keys if plan.entities is not None else []
+        sizes = found = None
+        if items or keys:
+            with self._conn.pipeline():
+                if items:
+                    sizes = self._conn.execute(q.scope_sizes(self._t, names), values)
+                if keys:
+                    found = self._conn.execute(q.entities_by_key(self._t, names), [*values, keys])
+        if plan.entities is not None:
+            self._by_key = stored_by_key(found.fetchall() if found is not None else [])
+            self._entity_vectors = plan.entities.vectors(self._by_key)
+        if sizes is None:
             return None, KEYWORD_ALL + 1
-        keys, values = [k for k, _ in items], [v for _, v in items]
-        rows = self._store.db.rows(q.scope_sizes(self._t, keys), values)
+        rows = sizes.fetchall()
         return [r[0] for r in rows], sum(r[1] for r in rows)
 
     def _fetch(self, ids: list[str], with_entities: bool = False) -> None:
@@ -213,7 +229,7 @@ class SearchReads:
         statement = q.nearest_entities_detailed(
             self._t,
             in_scopes("x.scope_id", self._scope_ids),
-            [vector_literal(v) for v in np.asarray(plan.entity_vectors)],
+            [vector_literal(v) for v in self._entity_vectors],
             plan.entity_k,
             plan.entity_min_similarity,
             EXACT_ENTITIES,
@@ -222,7 +238,7 @@ class SearchReads:
         return conn.execute(*statement)
 
     def _read_near(self, rows: list[Sequence[Any]]) -> list[list[tuple[str, float]]]:
-        out: list[list[tuple[str, float]]] = [[] for _ in range(len(self._plan.entity_vectors))]
+        out: list[list[tuple[str, float]]] = [[] for _ in range(len(self._entity_vectors))]
         for row in rows:
             out[row[0] - 1].append((row[1], float(row[2])))
             self._remember_entity(row[3:], self._links_max)
@@ -300,10 +316,18 @@ class SearchReads:
             or scope != plan.scope
             or k != plan.entity_k
             or min_similarity != plan.entity_min_similarity
-            or not np.array_equal(np.asarray(vectors), np.asarray(plan.entity_vectors))
+            or not np.array_equal(np.asarray(vectors), self._entity_vectors)
         ):
             return self._store.nearest_entities(scope, vectors, k, min_similarity, exact_scope)
         return [list(hits) for hits in self._near]
+
+    def entities_by_key(
+        self, scope: Scope, keys: Sequence[str]
+    ) -> dict[str, tuple[str, np.ndarray]]:
+        plan = self._plan
+        if plan.entities is None or scope != plan.scope or list(keys) != plan.entities.keys:
+            return self._store.entities_by_key(scope, keys)
+        return dict(self._by_key)
 
     def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]:
         if not set(ids) <= self._entities.keys():

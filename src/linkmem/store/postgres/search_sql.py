@@ -36,6 +36,18 @@ def scope_sizes(t: Tables, keys: list[str]) -> str:
     return f"SELECT id, n_docs FROM {t.scopes} WHERE {where} ORDER BY id"
 
 
+def entities_by_key(t: Tables, keys: list[str]) -> str:
+    """``entities_by_key``: kind and vector (``vector_send``) of the entities with one of the
+    given keys (``= ANY``, the last argument) in the scopes whose ``keys`` columns match.
+    Rows: key, kind, vector, oldest first."""
+    where = " AND ".join(f"s.{k} = %s" for k in keys) or "TRUE"
+    return (
+        f"SELECT e.key, e.kind, vector_send(e.embedding) FROM {t.entities} e "
+        f"JOIN {t.scopes} s ON s.id = e.scope_id WHERE {where} "
+        "AND e.key = ANY(%s::text[]) ORDER BY e.seq"
+    )
+
+
 def exact_scan_gate(t: Tables, scope_ids: list[int] | None, k: int) -> Where:
     """A query of one boolean: whether the scopes ``scope_ids`` are small enough, against the
     whole table, for an exact scan (see ``EXACT_SCAN_RATIO``); false for every scope (None).

@@ -56,6 +56,22 @@ class EntityTables:
             )
         return found
 
+    def entities_by_key(
+        self, scope: Scope, keys: Sequence[str]
+    ) -> dict[str, tuple[str, np.ndarray]]:
+        where, args = scope_where(scope)
+        found: dict[str, tuple[str, np.ndarray]] = {}
+        for chunk in iter_chunks(list(dict.fromkeys(keys)), CHUNK):
+            rows = self.db.rows(
+                f"SELECT e.key, e.kind, e.embedding FROM {self.c}_entities e "
+                f"JOIN {self.c}_scopes s ON s.id = e.scope_id WHERE {where} "
+                f"AND e.key IN ({placeholders(len(chunk))}) ORDER BY e.rowid",
+                [*args, *chunk],
+            )
+            for key, kind, blob in rows:
+                found.setdefault(key, (kind, np.frombuffer(blob, dtype="<f4")))
+        return found
+
     def nearest_entities(
         self, scope: Scope, vectors: np.ndarray, k: int, min_similarity: float, exact_scope: bool
     ) -> list[list[tuple[str, float]]]:
