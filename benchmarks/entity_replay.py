@@ -93,6 +93,9 @@ def _dump_conversation(memory: Memory, conv: Any, captured: dict[str, Any]) -> d
     ids = [r["id"] for r in added["results"]]
     per_memory = memory.store.entities_of_memories(ids)
     entities = {e.id: (e.text, e.kind, e.link_count) for es in per_memory.values() for e in es}
+    # Own links only (the replay adds inherited ones itself, ``Variant.inherit_window``).
+    own = memory.store.memories_of_entities(list(entities), own_only=True)
+    owned = {(mid, eid) for eid, mids in own.items() for mid in mids}
     questions = []
     for q in conv.questions:
         if not q.evidence:
@@ -108,7 +111,9 @@ def _dump_conversation(memory: Memory, conv: Any, captured: dict[str, Any]) -> d
     return {
         "sample_id": conv.sample_id, "ids": ids, "dia": [m["dia_id"] for m in metadata],
         "texts": texts, "entities": entities,
-        "memory_entities": [[e.id for e in per_memory.get(mid, [])] for mid in ids],
+        "memory_entities": [
+            [e.id for e in per_memory.get(mid, []) if (mid, e.id) in owned] for mid in ids
+        ],
         "questions": questions,
     }  # fmt: skip
 

@@ -3,8 +3,9 @@
 Also ``upgrade_terms``: the re-index of a store written with older keyword terms.
 
 Repairable: postings and document lengths (recomputed from the text), vectors (re-embedded
-from the text, without the conversation blending they had), entities with no links (dropped)
-and BM25 statistics (recomputed). Reported only, since the store cannot know the right answer:
+from the text, without the conversation blending they had), entities no memory names (no
+own link: dropped, with the links memories inherited to them) and BM25 statistics
+(recomputed). Reported only, since the store cannot know the right answer:
 links across scopes and history that does not match a memory.
 """
 

@@ -137,6 +137,7 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
         columns = [
             *schema.m005_context_terms(old.t, 0)[:3],
             schema.m006_posting_lengths(old.t, 0)[0],
+            schema.m007_link_origin(old.t, 0)[0],
         ]
         for statement in columns:  # columns today's writes use
             old.db.run(statement)
@@ -150,6 +151,7 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
         "m004_bm25_covering",
         "m005_context_terms",
         "m006_posting_lengths",
+        "m007_link_origin",
     ]
     assert kept_counts(new) == {entities["Ana"]: 6, entities["Bo"]: 3, entities["Cy"]: 1}
     assert new.keyword_search(["note", "another"], Scope("u"), 10) == bm25_before

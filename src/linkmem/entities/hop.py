@@ -4,6 +4,13 @@ An answer spread over several memories ("Which movies have both Joanna and Nate 
 often found by text in one of them; the others share a rare entity with it ("Little Women")
 but not the question's words. Only entities linked to a handful of memories are followed, so
 a hop never drags in a topic half the scope talks about.
+
+A hop follows own links only (``linkmem.entities.inherit``): a name a source merely refers
+back to ("He slept through the boat tour") is not its entity, and a memory that refers back
+to a name is not reached through it. ``benchmarks/entity_replay.py`` (which models the hop on
+own links, the boosts on both) predicted LoCoMo dev unchanged with back references on; with
+inherited links followed, "Paris" (3 own links, 9 with inherited ones) was not followed any
+more (conv-30 multi-hop margin +13.6 -> 0.0).
 """
 
 from __future__ import annotations
@@ -22,7 +29,9 @@ def hop_targets(
 ) -> dict[str, str]:
     """memory id -> the entity followed, for memories sharing a rare entity with one of the
     ``hop_sources`` best results; entities the query itself matched (already boosted) and
-    the sources themselves are skipped. The boost is the fusion's (it needs the cosine)."""
+    the sources themselves are skipped. Own links only: an entity is followed when one of the
+    sources names it, to the memories that name it. The boost is the fusion's (it needs the
+    cosine)."""
     sources = list(ranked_ids[: config.hop_sources])
     if not sources or config.hop_weight <= 0:
         return {}
@@ -35,7 +44,9 @@ def hop_targets(
     if not rare:
         return {}
     reached: dict[str, str] = {}
-    for entity_id, memory_ids in store.memories_of_entities(list(rare)).items():
+    for entity_id, memory_ids in store.memories_of_entities(list(rare), own_only=True).items():
+        if not any(s in memory_ids for s in sources):
+            continue  # only inherited by the sources
         for memory_id in memory_ids:
             if memory_id not in sources:
                 reached.setdefault(memory_id, rare[entity_id])

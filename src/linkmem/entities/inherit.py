@@ -6,6 +6,12 @@ last two are about Leo but do not name him, so a question naming Leo boosted eve
 memory of Leo above the one that answers. Such a message is also linked to the names and
 titles of the ``window`` memories before it in the same write call (their own or inherited
 in turn), never to a speaker label (the people talking are hubs already).
+
+Such links are stored as inherited (``Store.link(..., own=False)``): they boost the memory
+like its own links, but count in no ``link_count`` and lead no second hop (``entities.hop``),
+so a rare name stays rare however many pronouns follow it. A memory's inherited links come
+from its write call: an update re-links it from its new text, in a call of its own, so it
+keeps none (what it referred back to is not known any more).
 """
 
 from __future__ import annotations
@@ -22,6 +28,14 @@ BACK_REFERENCES: frozenset[str] = frozenset(
 #: Kinds passed on: a name or a title is what a pronoun stands for; topics are not.
 INHERITED_KINDS: frozenset[EntityKind] = frozenset({EntityKind.PROPER, EntityKind.QUOTED})
 _WORD = re.compile(r"[a-z]+")  # "he's" -> "he", "s"
+
+
+class InheritedKey(str):
+    """The key of an entity a memory inherits, not one its text names. A plain ``str`` to
+    every reader of a link plan (dict keys, the copies staged writes and ``infer`` make of
+    its per-memory lists), so the origin travels with the key to ``apply_links``."""
+
+    __slots__ = ()
 
 
 def refers_back(message: str) -> bool:

@@ -10,7 +10,7 @@ import numpy as np
 
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
-from linkmem.entities.inherit import Inheritance
+from linkmem.entities.inherit import Inheritance, InheritedKey
 from linkmem.extract.base import EntityExtractor, ExtractedEntity
 from linkmem.store.base import NewEntity, Store
 from linkmem.types import Scope
@@ -20,7 +20,8 @@ from linkmem.types import Scope
 class LinkPlan:
     """Entities of a batch, computed before the transaction (model work stays outside it)."""
 
-    per_memory: list[list[str]]  # entity keys of each memory, in text order
+    # entity keys of each memory, in text order, then those it inherits (``InheritedKey``)
+    per_memory: list[list[str]]
     entities: dict[str, ExtractedEntity]  # unique key -> first occurrence
     vectors: dict[str, np.ndarray]  # unique key -> embedding
 
@@ -46,17 +47,16 @@ class EntityCollector:
         """Take one chunk's extractions (one list per text, in the order written) and, for
         inheritance, its texts; return the keys new to the batch."""
         capped = [list(entities[: self.cap]) for entities in extracted]
-        if texts:
-            capped = self.inheritance.apply(texts, capped)
+        linked = self.inheritance.apply(texts, capped) if texts else capped
         new: list[str] = []
-        for entities in capped:
-            keys = []
-            for entity in entities:
+        for own, entities in zip(capped, linked, strict=True):
+            keys: list[str] = []
+            for i, entity in enumerate(entities):
                 if entity.key not in self.entities:
                     self.entities[entity.key] = entity
                     new.append(entity.key)
-                keys.append(entity.key)
-            self.per_memory.append(list(dict.fromkeys(keys)))
+                keys.append(entity.key if i < len(own) else InheritedKey(entity.key))
+            self.per_memory.append(list(dict.fromkeys(keys)))  # own first: an own key wins
         return new
 
     def texts(self, keys: Sequence[str]) -> list[str]:
@@ -93,9 +93,15 @@ def apply_links(
     resolved.update(_semantic_matches(store, scope, unmatched, plan, config))
     new = _new_entities(scope, [k for k in unmatched if k not in resolved], plan, config)
     resolved.update(_insert(store, new))
-    pairs = [(mid, resolved[key]) for mid, keys in zip(memory_ids, plan.per_memory) for key in keys]
-    store.link(list(dict.fromkeys(pairs)))
-    return len(pairs)
+    own: dict[tuple[str, str], None] = {}
+    inherited: dict[tuple[str, str], None] = {}
+    for mid, keys in zip(memory_ids, plan.per_memory):
+        for key in keys:
+            (inherited if isinstance(key, InheritedKey) else own)[mid, resolved[key]] = None
+    store.link(list(own))
+    # Two keys may resolve to one entity: the memory's own link to it wins.
+    store.link([pair for pair in inherited if pair not in own], own=False)
+    return len(own) + len(inherited)
 
 
 def _semantic_matches(

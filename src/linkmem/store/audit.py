@@ -5,8 +5,9 @@ BM25 postings whose own counts equal the terms of its own text (and a document l
 match) and whose context weights (``linkmem.rank.neighbour_terms``, written with the memory
 from its neighbours of that call) sum to its context length, links only
 to entities of its own scope, and a history that starts with ADD and ends at its current text;
-every entity has at least one link; and each scope's BM25 statistics (document count, total
-length) equal the sums over its memories. ``audit`` reads all of it from one snapshot.
+every entity has at least one own link (``linkmem.entities.inherit``); and each scope's BM25
+statistics (document count, total length) equal the sums over its memories. ``audit`` reads
+all of it from one snapshot.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ KINDS = {
     "bad_vector": "memories whose vector is missing, of the wrong size, not finite or zero",
     "wrong_postings": "memories whose BM25 postings or length differ from their text's terms "
     "(or whose context length differs from their context terms)",
-    "orphan_entity": "entities with no link to any memory",
+    "orphan_entity": "entities no memory names (no own link; inherited ones do not count)",
     "foreign_link": "links between a memory and an entity of another scope",
     "history_gap": "memories whose history does not start with ADD and end at their text",
     "stale_stats": "scopes whose BM25 document count or total length is off",
@@ -99,7 +100,7 @@ class AuditMixin:
     _snapshot: Callable[[], AbstractContextManager[Any]]
     _export_memories: Callable[[int], Iterator[tuple[MemoryRecord, bytes]]]
     _export_entities: Callable[[int], Iterator[tuple[EntityRecord, str, bytes]]]
-    _export_links: Callable[[int], Iterator[tuple[str, str]]]
+    _export_links: Callable[[int], Iterator[tuple[str, str, bool]]]
     _export_history: Callable[[int], Iterator[HistoryEvent]]
 
     def postings_of(self, ids: Sequence[str]) -> dict[str, StoredPostings]:
@@ -153,8 +154,9 @@ class AuditMixin:
         entity_scopes = {e.id: e.scope for e, _, _ in self._export_entities(batch_size)}
         report.entities = len(entity_scopes)
         linked: set[str] = set()
-        for memory_id, entity_id in self._export_links(batch_size):
-            linked.add(entity_id)
+        for memory_id, entity_id, own in self._export_links(batch_size):
+            if own:
+                linked.add(entity_id)
             if scopes.get(memory_id) != entity_scopes.get(entity_id):
                 report.problems["foreign_link"].append(f"{memory_id} -> {entity_id}")
         report.problems["orphan_entity"] += [e for e in entity_scopes if e not in linked]

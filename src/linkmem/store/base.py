@@ -209,8 +209,11 @@ class Store(Protocol):
         """Insert; a key that already exists in the scope keeps its row. Returns key -> id."""
         ...
 
-    def link(self, pairs: Sequence[tuple[str, str]]) -> None:
-        """Add ``(memory_id, entity_id)`` links; existing links are kept once."""
+    def link(self, pairs: Sequence[tuple[str, str]], own: bool = True) -> None:
+        """Add ``(memory_id, entity_id)`` links; existing links are kept once. ``own``: an
+        entity the memory's text names; else one it inherits (``linkmem.entities.inherit``),
+        which boosts it but counts in no ``link_count`` and leads no second hop. An own link
+        written over an inherited one turns it own."""
         ...
 
     def unlink_memories(self, memory_ids: Sequence[str]) -> list[str]:
@@ -218,7 +221,8 @@ class Store(Protocol):
         ...
 
     def drop_orphan_entities(self, entity_ids: Sequence[str]) -> int:
-        """Delete those of ``entity_ids`` that have no links left; returns how many."""
+        """Delete those of ``entity_ids`` that have no own links left (and their inherited
+        links); returns how many."""
         ...
 
     def count_entities(self) -> int:
@@ -233,8 +237,10 @@ class Store(Protocol):
         """``order``: "links" (most linked first), "text" or "recent"."""
         ...
 
-    def memories_of_entities(self, entity_ids: Sequence[str]) -> dict[str, list[str]]:
-        """entity id -> linked memory ids."""
+    def memories_of_entities(
+        self, entity_ids: Sequence[str], own_only: bool = False
+    ) -> dict[str, list[str]]:
+        """entity id -> linked memory ids (those whose own link it is, with ``own_only``)."""
         ...
 
     def entities_of_memories(self, memory_ids: Sequence[str]) -> dict[str, list[EntityRecord]]: ...

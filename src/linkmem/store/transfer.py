@@ -10,7 +10,9 @@ An export is one JSON object per line, in this order:
    ``metadata``, ``role``, ``actor_id``, ``created_at``, ``updated_at``, ``vector``;
 3. ``entity`` rows: ``id``, ``text``, ``key``, ``kind``, the three scope ids, ``created_at``,
    ``vector``;
-4. ``link`` rows: ``memory_id``, ``entity_id``;
+4. ``link`` rows: ``memory_id``, ``entity_id`` and, for a link the memory inherits (a name
+   it refers back to, ``linkmem.entities.inherit``), ``inherited``: true (version 3; a row
+   without it, as every older row, is the memory's own link);
 5. ``history`` rows: ``memory_id``, ``event``, ``old_text``, ``new_text``, ``created_at``,
    ``role``, ``actor_id``, oldest first (kept for deleted memories too).
 
@@ -57,7 +59,7 @@ from linkmem.validation import (
 )
 
 FORMAT = "linkmem-export"
-VERSION = 2
+VERSION = 3
 VECTOR_ENCODING = "base64 float32 little-endian"
 KINDS = ("memory", "entity", "link", "history")
 EVENTS = ("ADD", "UPDATE", "DELETE")
@@ -114,7 +116,10 @@ FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
 
 
 #: Keys a row of that type may leave out.
-OPTIONAL: dict[str, dict[str, tuple[type, ...]]] = {"memory": {"context": (dict,)}}
+OPTIONAL: dict[str, dict[str, tuple[type, ...]]] = {
+    "memory": {"context": (dict,)},
+    "link": {"inherited": (bool,)},
+}
 
 
 # vectors ----------------------------------------------------------------------------------------
@@ -196,8 +201,9 @@ def entity_row(entity: EntityRecord, created_at: str, vector: np.ndarray | bytes
     }
 
 
-def link_row(memory_id: str, entity_id: str) -> Row:
-    return {"type": "link", "memory_id": memory_id, "entity_id": entity_id}
+def link_row(memory_id: str, entity_id: str, own: bool = True) -> Row:
+    row = {"type": "link", "memory_id": memory_id, "entity_id": entity_id}
+    return row if own else {**row, "inherited": True}
 
 
 def history_row(event: HistoryEvent) -> Row:
@@ -233,7 +239,7 @@ def check_fields(row: Any, where: str) -> str:
         parts += [f"unknown {', '.join(unknown)}"] * bool(unknown)
         raise InvalidInput(f"{where}: {kind} row has {'; '.join(parts)} key(s)")
     for key, types in spec.items():
-        if not isinstance(row[key], types) or isinstance(row[key], bool):
+        if not isinstance(row[key], types) or (isinstance(row[key], bool) and bool not in types):
             names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
             raise InvalidInput(f"{where}: {kind} {key!r} must be {names}, got {shown(row[key])}")
         if isinstance(row[key], str):
@@ -350,7 +356,8 @@ class ImportBatch:
     last: int = 0
     memories: list[NewMemory] = field(default_factory=list)
     entities: list[ImportedEntity] = field(default_factory=list)
-    links: list[tuple[str, str]] = field(default_factory=list)
+    links: list[tuple[str, str]] = field(default_factory=list)  # own links
+    inherited: list[tuple[str, str]] = field(default_factory=list)
     history: list[HistoryEvent] = field(default_factory=list)
 
     @property
@@ -365,7 +372,8 @@ class ImportBatch:
         elif kind == "entity":
             self.entities.append(parse_entity(row, dim, where))
         elif kind == "link":
-            self.links.append((row["memory_id"], row["entity_id"]))
+            links = self.inherited if row.get("inherited") else self.links
+            links.append((row["memory_id"], row["entity_id"]))
         elif kind == "history":
             self.history.append(parse_history(row, where))
         else:
@@ -376,7 +384,7 @@ class ImportBatch:
         return Counter(
             memory=len(self.memories),
             entity=len(self.entities),
-            link=len(self.links),
+            link=len(self.links) + len(self.inherited),
             history=len(self.history),
         )
 

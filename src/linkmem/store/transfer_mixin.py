@@ -74,8 +74,8 @@ class TransferMixin:
         """``(record, created_at, vector bytes)`` in insertion order."""
         raise NotImplementedError
 
-    def _export_links(self, batch_size: int) -> Iterator[tuple[str, str]]:
-        """``(memory_id, entity_id)`` pairs."""
+    def _export_links(self, batch_size: int) -> Iterator[tuple[str, str, bool]]:
+        """``(memory_id, entity_id, own)``: own is false for an inherited link."""
         raise NotImplementedError
 
     def _export_history(self, batch_size: int) -> Iterator[HistoryEvent]:
@@ -97,8 +97,8 @@ class TransferMixin:
             yield from self._memory_rows(batch_size)
             for entity, created_at, vector in self._export_entities(batch_size):
                 yield entity_row(entity, created_at, vector)
-            for memory_id, entity_id in self._export_links(batch_size):
-                yield link_row(memory_id, entity_id)
+            for memory_id, entity_id, own in self._export_links(batch_size):
+                yield link_row(memory_id, entity_id, own)
             for event in self._export_history(batch_size):
                 yield history_row(event)
 
@@ -167,10 +167,11 @@ class TransferMixin:
     def _check_links(self, batch: ImportBatch, seen: _Seen) -> None:
         """Refuse links to memories or entities that are neither in the export nor here."""
         store: Any = self
-        memories = {m for m, _ in batch.links} - seen.memories
+        links = [*batch.links, *batch.inherited]
+        memories = {m for m, _ in links} - seen.memories
         memories -= {m.record.id for m in batch.memories}
         missing = memories - {r.id for r in store.get_memories(sorted(memories))}
-        entities = {e for _, e in batch.links} - seen.entities
+        entities = {e for _, e in links} - seen.entities
         entities -= {e.entity.id for e in batch.entities}
         missing |= entities - {r.id for r in store.get_entities(sorted(entities))}
         if missing:
@@ -187,6 +188,7 @@ class TransferMixin:
                 store.put_memories(group)
             self._insert_imported(batch.entities)
             store.link(batch.links)
+            store.link(batch.inherited, own=False)
             store.append_history(batch.history)
 
 

@@ -145,7 +145,7 @@ class EntityTables:
         return out
 
     @retried
-    def link(self, pairs: Sequence[tuple[str, str]]) -> None:
+    def link(self, pairs: Sequence[tuple[str, str]], own: bool = True) -> None:
         if not pairs:
             return
         pairs = sorted(set(pairs))
@@ -154,7 +154,9 @@ class EntityTables:
             self._require(conn, self.t.mem, {m for m, _ in pairs})
             self._require(conn, self.t.entities, {e for _, e in pairs})
             self.db.execute(
-                conn, q.insert_links(self.t), ([e for _, e in pairs], [m for m, _ in pairs])
+                conn,
+                q.insert_links(self.t),
+                (own, [e for _, e in pairs], [m for m, _ in pairs]),
             )
 
     def _require(self, conn: Any, table: str, ids: set[str]) -> None:
@@ -205,10 +207,13 @@ class EntityTables:
         rows = self.db.rows(q.list_entities(self.t, where, order), [*args, limit, offset])
         return [_entity_from_row(r) for r in rows]
 
-    def memories_of_entities(self, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+    def memories_of_entities(
+        self, entity_ids: Sequence[str], own_only: bool = False
+    ) -> dict[str, list[str]]:
         out: dict[str, list[str]] = defaultdict(list)
         if entity_ids:
-            for eid, mid in self.db.rows(q.memories_of_entities(self.t), (list(entity_ids),)):
+            statement = q.memories_of_entities(self.t, own_only)
+            for eid, mid in self.db.rows(statement, (list(entity_ids),)):
                 out[eid].append(mid)
         return dict(out)
 

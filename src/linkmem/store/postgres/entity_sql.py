@@ -70,10 +70,16 @@ def insert_entities(t: Tables) -> str:
     )
 
 
+#: An own link written over an inherited one turns it own; an inherited one never
+#: overrides (``m007_link_origin``).
+_OWN_WINS = "ON CONFLICT (entity, memory) DO UPDATE SET own = TRUE WHERE excluded.own AND NOT l.own"
+
+
 def insert_links(t: Tables) -> str:
+    """Links of one origin (own: true, inherited: false)."""
     return (
-        f"INSERT INTO {t.links} (entity, memory) SELECT * FROM "
-        "unnest(%s::text[], %s::text[]) ON CONFLICT DO NOTHING"
+        f"INSERT INTO {t.links} AS l (entity, memory, own) SELECT e, m, %s FROM "
+        f"unnest(%s::text[], %s::text[]) AS u(e, m) {_OWN_WINS}"
     )
 
 
@@ -86,16 +92,18 @@ def lock_entities(t: Tables) -> str:
 
 
 def delete_orphans(t: Tables) -> str:
+    """Delete those entities no memory names (no own link); their inherited links cascade."""
     return (
         f"DELETE FROM {t.entities} e WHERE e.id = ANY(%s::text[]) AND NOT EXISTS "
-        f"(SELECT 1 FROM {t.links} l WHERE l.entity = e.id)"
+        f"(SELECT 1 FROM {t.links} l WHERE l.entity = e.id AND l.own)"
     )
 
 
-def memories_of_entities(t: Tables) -> str:
+def memories_of_entities(t: Tables, own_only: bool = False) -> str:
+    own = " AND l.own" if own_only else ""
     return (
         f"SELECT l.entity, m.id FROM {t.links} l JOIN {t.mem} m ON m.id = l.memory "
-        "WHERE l.entity = ANY(%b::text[]) ORDER BY m.seq"
+        f"WHERE l.entity = ANY(%b::text[]){own} ORDER BY m.seq"
     )
 
 
@@ -107,19 +115,20 @@ def entities_of_memories(t: Tables) -> str:
 
 
 def cooccurring(t: Tables) -> str:
-    """Entities sharing memories with one entity, with the number of shared memories."""
+    """Entities sharing memories with one entity, with the number of shared memories (own
+    links, as link counts)."""
     return (
         f"SELECT o.id, count(*) AS shared FROM {t.links} a "
-        f"JOIN {t.links} b ON b.memory = a.memory AND b.entity <> a.entity "
-        f"JOIN {t.entities} o ON o.id = b.entity WHERE a.entity = %s "
+        f"JOIN {t.links} b ON b.memory = a.memory AND b.entity <> a.entity AND b.own "
+        f"JOIN {t.entities} o ON o.id = b.entity WHERE a.entity = %s AND a.own "
         "GROUP BY o.id, o.key ORDER BY shared DESC, o.key LIMIT %s"
     )
 
 
 def move_links(t: Tables) -> str:
     return (
-        f"INSERT INTO {t.links} (entity, memory) SELECT %s, memory FROM {t.links} "
-        "WHERE entity = %s ON CONFLICT DO NOTHING"
+        f"INSERT INTO {t.links} AS l (entity, memory, own) SELECT %s, memory, own "
+        f"FROM {t.links} WHERE entity = %s {_OWN_WINS}"
     )
 
 

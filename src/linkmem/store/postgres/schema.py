@@ -177,6 +177,47 @@ def m006_posting_lengths(t: Tables, dim: int) -> list[str]:
     ]
 
 
+def m007_link_origin(t: Tables, dim: int) -> list[str]:
+    """Whether a link is the memory's own (an entity its text names) or inherited (a name it
+    refers back to, ``linkmem.entities.inherit``): link counts, orphans and the second hop read
+    own links only, the boosts read both. Existing links are own (a column with a constant
+    default: no rewrite). The count triggers of m003 now count own links, and a third one
+    follows a link turned own (an own link written over an inherited one); the counts need
+    no backfill, every link so far being own."""
+    counts = t.link_counts
+    add, sub = t.index("_link_counts_add"), t.index("_link_counts_sub")
+    turn = t.index("_link_counts_turn")
+    return [
+        f"ALTER TABLE {t.links} ADD COLUMN IF NOT EXISTS own boolean NOT NULL DEFAULT true",
+        f"""CREATE OR REPLACE FUNCTION {add}() RETURNS trigger LANGUAGE plpgsql AS $body$
+        BEGIN
+            INSERT INTO {counts} AS c (entity, n)
+            SELECT entity, count(*) FROM added WHERE own GROUP BY entity ORDER BY entity
+            ON CONFLICT (entity) DO UPDATE SET n = c.n + excluded.n;
+            RETURN NULL;
+        END $body$""",
+        f"""CREATE OR REPLACE FUNCTION {sub}() RETURNS trigger LANGUAGE plpgsql AS $body$
+        BEGIN
+            UPDATE {counts} AS c SET n = c.n - r.n
+            FROM (SELECT entity, count(*) AS n FROM removed WHERE own GROUP BY entity) r
+            WHERE c.entity = r.entity;
+            RETURN NULL;
+        END $body$""",
+        f"""CREATE FUNCTION {turn}() RETURNS trigger LANGUAGE plpgsql AS $body$
+        BEGIN
+            INSERT INTO {counts} AS c (entity, n)
+            SELECT entity, sum(d) FROM (
+                SELECT entity, 1 AS d FROM changed WHERE own
+                UNION ALL SELECT entity, -1 FROM previous WHERE own) x
+            GROUP BY entity HAVING sum(d) <> 0 ORDER BY entity
+            ON CONFLICT (entity) DO UPDATE SET n = c.n + excluded.n;
+            RETURN NULL;
+        END $body$""",
+        f"CREATE TRIGGER {turn} AFTER UPDATE ON {t.links} REFERENCING OLD TABLE AS previous "
+        f"NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION {turn}()",
+    ]
+
+
 Migration = Callable[[Tables, int], list[str]]
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -185,6 +226,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m004_bm25_covering", m004_bm25_covering),
     ("m005_context_terms", m005_context_terms),
     ("m006_posting_lengths", m006_posting_lengths),
+    ("m007_link_origin", m007_link_origin),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

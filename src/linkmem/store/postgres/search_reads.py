@@ -90,7 +90,8 @@ class SearchReads:
         self._keyword_top: Ranked | None = None
         self._near: list[list[tuple[str, float]]] | None = None
         self._entities: dict[str, EntityRecord] = {}
-        self._links: dict[str, list[tuple[int, str]]] = {}  # entity -> (memory seq, memory id)
+        # entity -> (memory seq, memory id, own link)
+        self._links: dict[str, list[tuple[int, str, bool]]] = {}
         self._entity_rows: list[tuple[str, str]] = []  # (memory, entity) in entity seq order
         self._entity_rows_of: set[str] = set()
         self._dense: dict[str, tuple[float, int]] = {}  # memory -> (cosine, seq)
@@ -138,7 +139,7 @@ class SearchReads:
         for entity_id in {eid for hits in self._near for eid, _ in hits}:
             entity = self._entities[entity_id]
             if entity.link_count <= plan.specific_max_links:
-                pool.update(mid for _, mid in self._links[entity_id])
+                pool.update(mid for _, mid, _ in self._links[entity_id])
         self._fetch(sorted(pool), with_entities=True)
 
     def _read_scopes(self) -> tuple[list[int] | None, int]:
@@ -246,12 +247,13 @@ class SearchReads:
 
     def _remember_entity(self, row: Sequence[Any], links_max: int) -> str:
         """Keep one entity (``select_entities``' columns, then the seqs and ids of its
-        memories when it has at most ``links_max`` links); its id."""
+        memories and whether each link is own, when it has at most ``links_max`` links); its
+        id."""
         entity = _entity_from_row(row[:8])
         self._entities[entity.id] = entity
-        seqs, ids = row[8], row[9]
+        seqs, ids, owns = row[8], row[9], row[10]
         if entity.link_count <= links_max:
-            self._links[entity.id] = list(zip(seqs or [], ids or []))
+            self._links[entity.id] = list(zip(seqs or [], ids or [], owns or []))
         return entity.id
 
     def _memory_where(self, ids: list[str] | None) -> q.Where:
@@ -334,11 +336,18 @@ class SearchReads:
             return self._store.get_entities(ids)
         return [self._entities[i] for i in ids]
 
-    def memories_of_entities(self, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+    def memories_of_entities(
+        self, entity_ids: Sequence[str], own_only: bool = False
+    ) -> dict[str, list[str]]:
         if not set(entity_ids) <= self._links.keys():
-            return self._store.memories_of_entities(entity_ids)
+            return self._store.memories_of_entities(entity_ids, own_only)
         rows = sorted(
-            ((seq, eid, mid) for eid in dict.fromkeys(entity_ids) for seq, mid in self._links[eid]),
+            (
+                (seq, eid, mid)
+                for eid in dict.fromkeys(entity_ids)
+                for seq, mid, own in self._links[eid]
+                if own or not own_only
+            ),
             key=lambda row: row[0],
         )
         out: dict[str, list[str]] = defaultdict(list)

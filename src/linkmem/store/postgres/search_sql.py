@@ -132,22 +132,24 @@ def entities_of_ids(t: Tables, ids: list[str], links: int) -> Statement:
     )
 
 
-#: The columns of ``_detailed`` rows: ``select_entities``' columns, then seqs and ids.
+#: The columns of ``_detailed`` rows: ``select_entities``' columns, then seqs, ids and owns.
 DETAILED = (
-    "d.id, d.text, d.key, d.kind, d.user_id, d.agent_id, d.run_id, d.link_count, d.seqs, d.ids"
+    "d.id, d.text, d.key, d.kind, d.user_id, d.agent_id, d.run_id, d.link_count, d.seqs, d.ids, "
+    "d.owns"
 )
 
 
 def _detailed(t: Tables, ids_sql: str) -> str:
     """CTEs ``records`` (``select_entities`` once per entity of ``ids_sql``, with the
     entity's seq as ``entity_seq``) and ``detailed``: each record with, when it has at most
-    ``%s`` links, the rows of ``memories_of_entities`` for it as two arrays in memory seq
-    order (seqs, ids); NULLs for more links."""
+    ``%s`` links, the rows of ``memories_of_entities`` for it as three arrays in memory seq
+    order (seqs, ids, and whether each link is own); NULLs for more links."""
     records = select_entities(t, f"e.id IN ({ids_sql})", ", e.seq AS entity_seq")
     return (
         f"records AS MATERIALIZED ({records}), "
-        "detailed AS (SELECT r.*, a.seqs, a.ids FROM records r LEFT JOIN LATERAL "
-        "(SELECT array_agg(m.seq ORDER BY m.seq) AS seqs, array_agg(m.id ORDER BY m.seq) AS ids "
+        "detailed AS (SELECT r.*, a.seqs, a.ids, a.owns FROM records r LEFT JOIN LATERAL "
+        "(SELECT array_agg(m.seq ORDER BY m.seq) AS seqs, array_agg(m.id ORDER BY m.seq) AS ids, "
+        "array_agg(l2.own ORDER BY m.seq) AS owns "
         f"FROM {t.links} l2 JOIN {t.mem} m ON m.id = l2.memory "
         "WHERE l2.entity = r.id AND r.link_count <= %s) a ON TRUE)"
     )

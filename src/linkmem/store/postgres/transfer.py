@@ -37,7 +37,7 @@ def export_entities(t: Tables) -> str:
 
 def export_links(t: Tables) -> str:
     return (
-        f"SELECT m.id, e.id FROM {t.links} l JOIN {t.mem} m ON m.id = l.memory "
+        f"SELECT m.id, e.id, l.own FROM {t.links} l JOIN {t.mem} m ON m.id = l.memory "
         f"JOIN {t.entities} e ON e.id = l.entity ORDER BY m.seq, e.seq"
     )
 
@@ -106,9 +106,9 @@ class TransferTables(TransferMixin):
             scope = Scope(*(v or None for v in row[4:7]))
             yield EntityRecord(*row[:4], scope), row[7], from_vector_send(row[8])
 
-    def _export_links(self, batch_size: int) -> Iterator[tuple[str, str]]:
+    def _export_links(self, batch_size: int) -> Iterator[tuple[str, str, bool]]:
         for row in self._stream(export_links(self.t), batch_size):
-            yield row[0], row[1]
+            yield row[0], row[1], row[2]
 
     def _export_history(self, batch_size: int) -> Iterator[HistoryEvent]:
         for row in self._stream(export_history(self.t), batch_size):

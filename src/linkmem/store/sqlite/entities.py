@@ -23,6 +23,10 @@ _ORDERS = {
     "recent": "e.created_at DESC, e.rowid DESC",
 }
 
+#: An own link written over an inherited one turns it own; an inherited one never overrides
+#: (``m005_link_origin``).
+_OWN_WINS = "ON CONFLICT (entity, memory) DO UPDATE SET own = 1 WHERE excluded.own AND NOT own"
+
 
 class EntityTables:
     """The entity half of the SQLite store."""
@@ -37,7 +41,8 @@ class EntityTables:
     def _entity_select(self) -> str:
         return (
             f"SELECT e.id, e.text, e.key, e.kind, s.user_id, s.agent_id, s.run_id, "
-            f"(SELECT count(*) FROM {self.c}_links l WHERE l.entity = e.rowid) AS link_count "
+            f"(SELECT count(*) FROM {self.c}_links l WHERE l.entity = e.rowid AND l.own) "
+            "AS link_count "
             f"FROM {self.c}_entities e JOIN {self.c}_scopes s ON s.id = e.scope_id"
         )
 
@@ -137,7 +142,7 @@ class EntityTables:
             )
         return out
 
-    def link(self, pairs: Sequence[tuple[str, str]]) -> None:
+    def link(self, pairs: Sequence[tuple[str, str]], own: bool = True) -> None:
         if not pairs:
             return
         with self.db.transaction():
@@ -149,8 +154,8 @@ class EntityTables:
             if missing:
                 raise NotFound(f"cannot link unknown ids {sorted(missing)[:5]}")
             self.db.run_many(
-                f"INSERT OR IGNORE INTO {self.c}_links (entity, memory) VALUES (?, ?)",
-                [(entities[e], memories[m]) for m, e in pairs],
+                f"INSERT INTO {self.c}_links (entity, memory, own) VALUES (?, ?, ?) {_OWN_WINS}",
+                [(entities[e], memories[m], int(own)) for m, e in pairs],
             )
 
     def unlink_memories(self, memory_ids: Sequence[str]) -> list[str]:
@@ -176,7 +181,13 @@ class EntityTables:
             for chunk in iter_chunks(list(entity_ids), CHUNK):
                 where = (
                     f"id IN ({placeholders(len(chunk))}) AND NOT EXISTS (SELECT 1 FROM "
-                    f"{self.c}_links l WHERE l.entity = {self.c}_entities.rowid)"
+                    f"{self.c}_links l WHERE l.entity = {self.c}_entities.rowid AND l.own)"
+                )
+                # No memory names them: their inherited links go with them.
+                self.db.run(
+                    f"DELETE FROM {self.c}_links WHERE entity IN "
+                    f"(SELECT rowid FROM {self.c}_entities WHERE {where})",
+                    chunk,
                 )
                 scopes = [
                     r[0]
@@ -210,13 +221,16 @@ class EntityTables:
         )
         return [_entity_from_row(r) for r in rows]
 
-    def memories_of_entities(self, entity_ids: Sequence[str]) -> dict[str, list[str]]:
+    def memories_of_entities(
+        self, entity_ids: Sequence[str], own_only: bool = False
+    ) -> dict[str, list[str]]:
         out: dict[str, list[str]] = defaultdict(list)
+        own = " AND l.own" if own_only else ""
         for chunk in iter_chunks(list(entity_ids), CHUNK):
             rows = self.db.rows(
                 f"SELECT e.id, m.id FROM {self.c}_links l JOIN {self.c}_entities e "
                 f"ON e.rowid = l.entity JOIN {self.c} m ON m.rowid = l.memory "
-                f"WHERE e.id IN ({placeholders(len(chunk))}) ORDER BY m.rowid",
+                f"WHERE e.id IN ({placeholders(len(chunk))}){own} ORDER BY m.rowid",
                 chunk,
             )
             for eid, mid in rows:
@@ -264,8 +278,8 @@ class EntityTables:
     def cooccurring_entities(self, entity_id: str, limit: int) -> list[tuple[EntityRecord, int]]:
         rows = self.db.rows(
             f"SELECT o.id, count(*) AS shared FROM {self.c}_links a "
-            f"JOIN {self.c}_entities me ON me.rowid = a.entity AND me.id = ? "
-            f"JOIN {self.c}_links b ON b.memory = a.memory AND b.entity != a.entity "
+            f"JOIN {self.c}_entities me ON me.rowid = a.entity AND me.id = ? AND a.own "
+            f"JOIN {self.c}_links b ON b.memory = a.memory AND b.entity != a.entity AND b.own "
             f"JOIN {self.c}_entities o ON o.rowid = b.entity "
             "GROUP BY o.id ORDER BY shared DESC, o.key LIMIT ?",
             (entity_id, limit),
@@ -277,8 +291,8 @@ class EntityTables:
         with self.db.transaction():
             rowids = self._entity_rowids([keep_id, drop_id])
             self.db.run(
-                f"INSERT OR IGNORE INTO {self.c}_links (entity, memory) "
-                f"SELECT ?, memory FROM {self.c}_links WHERE entity = ?",
+                f"INSERT INTO {self.c}_links (entity, memory, own) "
+                f"SELECT ?, memory, own FROM {self.c}_links WHERE entity = ? {_OWN_WINS}",
                 (rowids[keep_id], rowids[drop_id]),
             )
             self.db.run(f"DELETE FROM {self.c}_links WHERE entity = ?", (rowids[drop_id],))

@@ -174,11 +174,19 @@ def m004_term_counts(c: str) -> list[str]:
     ]
 
 
+def m005_link_origin(c: str) -> list[str]:
+    """Whether a link is the memory's own (an entity its text names) or inherited (a name it
+    refers back to, ``linkmem.entities.inherit``): link counts, orphans and the second hop read
+    own links only, the boosts read both. Existing links are own."""
+    return [f"ALTER TABLE {c}_links ADD COLUMN own INTEGER NOT NULL DEFAULT 1"]
+
+
 MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [
     ("m001_initial", m001_initial),
     ("m002_api_keys", m002_api_keys),
     ("m003_context_terms", m003_context_terms),
     ("m004_term_counts", m004_term_counts),
+    ("m005_link_origin", m005_link_origin),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -63,17 +63,17 @@ class TransferTables(TransferMixin):
             scope = Scope(*(v or None for v in row[5:8]))
             yield EntityRecord(row[1], row[2], row[3], row[4], scope), row[8], row[9]
 
-    def _export_links(self, batch_size: int) -> Iterator[tuple[str, str]]:
+    def _export_links(self, batch_size: int) -> Iterator[tuple[str, str, bool]]:
         last = (-1, -1)
         while True:
             rows = self.db.rows(
-                f"SELECT l.memory, l.entity, m.id, e.id FROM {self.c}_links l "
+                f"SELECT l.memory, l.entity, m.id, e.id, l.own FROM {self.c}_links l "
                 f"JOIN {self.c} m ON m.rowid = l.memory JOIN {self.c}_entities e "
                 "ON e.rowid = l.entity WHERE (l.memory, l.entity) > (?, ?) "
                 "ORDER BY l.memory, l.entity LIMIT ?",
                 (*last, batch_size),
             )
-            yield from ((r[2], r[3]) for r in rows)
+            yield from ((r[2], r[3], bool(r[4])) for r in rows)
             if len(rows) < batch_size:
                 return
             last = rows[-1][0], rows[-1][1]
