@@ -78,19 +78,22 @@ class EntityBoosts(dict[str, tuple[float, str]]):
         for match in matches:
             kind = self._names if is_name(match, config) else self._topics
             kind.append((entity_boost(match, config), match.text, list(match.memory_ids)))
+        self._gates = [1.0] * len(self._names)
         self._set(self._names)
 
     def gate_names(self, text: Mapping[str, float]) -> None:
         """Gate each name's boost by its margin in ``text`` (candidate id -> text score)."""
         if not self._names or not text:
             return
-        gated = []
-        for boost, name, memory_ids in self._names:
-            own = {mid for mid in memory_ids if mid in text}
-            best_own = max((text[mid] for mid in own), default=0.0)
+        gates = []
+        for _, _, memory_ids in self._names:
+            own = set(memory_ids)
+            best_own = max((text[mid] for mid in own if mid in text), default=0.0)
             best_other = max((s for mid, s in text.items() if mid not in own), default=0.0)
-            gated.append((boost * name_gate(best_own - best_other, self._config), name, memory_ids))
-        self._set(gated)
+            gates.append(name_gate(best_own - best_other, self._config))
+        if gates != self._gates:  # most questions name the right person: every gate open
+            self._gates = gates
+            self._set([(b * g, n, ids) for (b, n, ids), g in zip(self._names, gates, strict=True)])
 
     def _set(self, names: list[tuple[float, str, list[str]]]) -> None:
         self.clear()
@@ -147,6 +150,11 @@ class Fusion:
         """``parts(...).score`` without building the parts (a search scores hundreds)."""
         return self._components(dense, bm25_raw, boost[0], hop_entity)[2]
 
+    def total(self, text: float, dense: float, boost: float, hop_entity: str | None) -> float:
+        """``score`` from the ``text`` part already computed."""
+        hop = self._hop_weight * calibrated_cosine(dense, self._scale) if hop_entity else 0.0
+        return min(1.0, (text + boost + hop) / self._max_score)
+
     def text(self, dense: float, bm25_raw: float) -> float:
         """The text part of the score (dense + squashed BM25), before the division."""
         cosine = calibrated_cosine(dense, self._scale)
@@ -177,22 +185,13 @@ def fuse_all(
     hops = hops or {}
     fusion = Fusion(n_query_terms, config)
     ids = sorted(set(candidates))
+    text = [fusion.text(dense.get(mid, 0.0), bm25_raw.get(mid, 0.0)) for mid in ids]
     if isinstance(boosts, EntityBoosts):
-        boosts.gate_names(
-            {mid: fusion.text(dense.get(mid, 0.0), bm25_raw.get(mid, 0.0)) for mid in ids}
-        )
-    score = fusion.score
+        boosts.gate_names(dict(zip(ids, text, strict=True)))
+    total = fusion.total
     scored = [
-        (
-            mid,
-            score(
-                dense.get(mid, 0.0),
-                bm25_raw.get(mid, 0.0),
-                boosts.get(mid, NO_BOOST),
-                hops.get(mid),
-            ),
-        )
-        for mid in ids
+        (mid, total(score, dense.get(mid, 0.0), boosts.get(mid, NO_BOOST)[0], hops.get(mid)))
+        for mid, score in zip(ids, text, strict=True)
     ]
     scored.sort(key=lambda item: -item[1])
     return scored
