@@ -116,13 +116,16 @@ class RetrievalConfig:
     #: best text score (dense + squashed BM25) among the candidates linked to the name minus
     #: the best among the other candidates: off below name_gate_margin - width / 2, full above
     #: name_gate_margin + width / 2 (width 0: a step; -inf: no gate). A question that names
-    #: the wrong person matches the other person's memories best. ``benchmarks/
-    #: name_gate_replay.py`` (full, recall@10; dev folds 26/30/41/42/43), no gate -> -0.15 /
-    #: 0.2: dev 1-4 0.817 -> 0.817 (every fold equal), adversarial 0.886 -> 0.903 (margin
-    #: over dense+bm25 per fold -2.1/-4.2/+2.4/+1.6/+0.0 -> +0.0/+0.0/+2.4/+1.6/+3.1);
-    #: synthetic 1-4 0.824 -> 0.828, adversarial 0.750 -> 0.806; long chats unchanged. Centre
-    #: -0.2..-0.12 (width 0.2) leave dev equal; -0.1 costs conv-41 0.8 points; a ramp of
-    #: 0.3 gives up the synthetic gain, a step at -0.15 costs conv-41 0.2.
+    #: the wrong person matches the other person's memories best. Live (``linkmem eval locomo
+    #: --folds --tune name_gate_margin=-10,-0.15``, one tree at 4a25161, load 4-6), no gate ->
+    #: gate, full recall@10: dev 1-4 0.814 (every fold equal; @25 0.872 -> 0.875),
+    #: adversarial 0.895 -> 0.907, its margin over dense+bm25 per fold (26/30/41/42/43)
+    #: +0.0/-4.2/+2.5/+1.6/+1.6 -> +2.1/+0.0/+2.5/+1.6/+3.1; synthetic 1-4 0.863 -> 0.858
+    #: (one question: "...by the door? Benji!" matches best but is not linked to Benji, so
+    #: the gate half closes), adversarial 0.722 -> 0.778; long chats 0.810 / 0.917 both.
+    #: Search p50 1.036x (interleaved, dev). ``benchmarks/name_gate_replay.py``: centres
+    #: -0.2..-0.12 (width 0.2) leave dev equal; -0.1 costs conv-41 0.8 points; a width of
+    #: 0.3 or a centre of -0.2 gives up the synthetic adversarial gain.
     name_gate_margin: float = -0.15
     name_gate_width: float = 0.2
     #: Memories linked to a query entity join the candidate pool even when dense and keyword
