@@ -93,12 +93,15 @@ def encode_query(
     query: str, embedder: Embedder, config: RetrievalConfig, entities: bool = True
 ) -> tuple[np.ndarray, QueryEntities | None]:
     """The query's vector and, when ``entities``, its entity spans (``linkmem.entities.
-    query_entities``), with its name runs embedded in the same batch as the query."""
+    query_entities``), with its name runs embedded in the same batch as the query. A long
+    query's entities are read within the long-text budget, as a write's are (a key lookup
+    of every n-gram of a 200,000-character query would take seconds)."""
     if not entities:
         return embedder.embed_batch([query])[0], None
-    names = name_runs(query, config.query_names_embedded)
+    read = long_texts.budget_of(config).for_entities([query])[0]  # as a write's NER reads
+    names = name_runs(read, config.query_names_embedded)
     vectors = embedder.embed_batch([query, *(text for _, text in names)])
-    spans = key_spans(query, config.query_entity_words)
+    spans = key_spans(read, config.query_entity_words)
     found = QueryEntities(
         tuple(spans), tuple(run for run, _ in names), vectors[1:], config.max_query_entities
     )

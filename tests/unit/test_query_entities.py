@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from linkmem.config import RetrievalConfig
+from linkmem.embed.fake import FakeEmbedder
+from linkmem.encoding import encode_query
 from linkmem.entities.query_entities import (
     QueryEntities,
     chosen_entities,
@@ -69,3 +72,12 @@ def test_vectors_take_stored_entities_then_the_name_runs_none_covers() -> None:
     assert vectors[:, 0].tolist() == [1, 8]  # Max from the store; NYC by its own vector
     assert entities.vectors({}).shape == (2, 4)
     assert QueryEntities((), (), np.zeros((0, 4), np.float32), 8).vectors({}).shape == (0, 4)
+
+
+def test_a_long_query_is_read_for_entities_within_the_long_text_budget() -> None:
+    query = "Maria in Lisbon " + "and then some more words " * 2000 + "Ken in Oslo"
+    vector, entities = encode_query(query, FakeEmbedder(), RetrievalConfig())
+    assert entities is not None and vector.shape == (FakeEmbedder().dim,)
+    keys = entities.keys
+    assert {"maria", "lisbon", "ken", "oslo"} <= set(keys)  # head and tail are read
+    assert len(keys) < 500
