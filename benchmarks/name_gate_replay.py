@@ -43,8 +43,8 @@ from linkmem.rank.fusion import link_weight, name_gate
 NO_GATE = replace(RetrievalConfig(), name_gate_margin=-math.inf)
 WINDOW = [RetrievalConfig().entity_inherit_window]  # back references (``--inherit``)
 GATES: dict[str, RetrievalConfig] = {"no gate": NO_GATE}
-for _centre, _width in [(-0.15, 0.2), (-0.1, 0.2), (-0.12, 0.2), (-0.2, 0.2), (-0.15, 0.0),
-                        (-0.15, 0.1), (-0.15, 0.3)]:  # fmt: skip
+for _centre, _width in [(-0.2, 0.05), (-0.2, 0.1), (-0.15, 0.2), (-0.1, 0.2), (-0.12, 0.2),
+                        (-0.2, 0.2), (-0.15, 0.0), (-0.15, 0.1), (-0.15, 0.3)]:  # fmt: skip
     GATES[f"gate {_centre} width {_width}"] = replace(
         RetrievalConfig(), name_gate_margin=_centre, name_gate_width=_width
     )

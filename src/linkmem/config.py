@@ -116,18 +116,18 @@ class RetrievalConfig:
     #: best text score (dense + squashed BM25) among the candidates linked to the name minus
     #: the best among the other candidates: off below name_gate_margin - width / 2, full above
     #: name_gate_margin + width / 2 (width 0: a step; -inf: no gate). A question that names
-    #: the wrong person matches the other person's memories best. Live (``linkmem eval locomo
-    #: --folds --tune name_gate_margin=-10,-0.15``, one tree at 4a25161, load 4-6), no gate ->
-    #: gate, full recall@10: dev 1-4 0.814 (every fold equal; @25 0.872 -> 0.875),
-    #: adversarial 0.895 -> 0.907, its margin over dense+bm25 per fold (26/30/41/42/43)
-    #: +0.0/-4.2/+2.5/+1.6/+1.6 -> +2.1/+0.0/+2.5/+1.6/+3.1; synthetic 1-4 0.863 -> 0.858
-    #: (one question: "...by the door? Benji!" matches best but is not linked to Benji, so
-    #: the gate half closes), adversarial 0.722 -> 0.778; long chats 0.810 / 0.917 both.
-    #: Search p50 1.036x (interleaved, dev). ``benchmarks/name_gate_replay.py``: centres
-    #: -0.2..-0.12 (width 0.2) leave dev equal; -0.1 costs conv-41 0.8 points; a width of
-    #: 0.3 or a centre of -0.2 gives up the synthetic adversarial gain.
-    name_gate_margin: float = -0.15
-    name_gate_width: float = 0.2
+    #: the wrong person matches the other person's memories far better than the named one's.
+    #: Live (one tree at 4a25161 with back references on, load 4-6), no gate -> (-0.15, 0.2)
+    #: -> (-0.2, 0.05), full recall@10: dev 1-4 0.814 on every fold for all three (@25 0.872
+    #: -> 0.875), adversarial 0.895 -> 0.907 -> 0.907, its margin over dense+bm25 per fold
+    #: (26/30/41/42/43) +0.0/-4.2/+2.5/+1.6/+1.6 -> +2.1/+0.0/+2.5/+1.6/+3.1 for both gates;
+    #: synthetic 1-4 0.863 -> 0.858 -> 0.863 (the wider ramp lost "Who has been feeding Benji
+    #: from next door?": the best text match "...by the door? Benji!" is not linked to Benji),
+    #: adversarial 0.722 -> 0.778 -> 0.750; long chats 0.810 / 0.917 for all. (-0.2, 0.1):
+    #: synthetic adversarial no gain; (-0.18, 0.1): loses Benji. Search p50 1.02-1.04x
+    #: (interleaved A/B, dev). ``benchmarks/name_gate_replay.py`` replays gates offline.
+    name_gate_margin: float = -0.2
+    name_gate_width: float = 0.05
     #: Memories linked to a query entity join the candidate pool even when dense and keyword
     #: search missed them, unless the entity links more memories than this: a topic's boost
     #: is then under a tenth of its weight (decay above), and not even a name should pull

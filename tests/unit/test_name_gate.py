@@ -15,9 +15,10 @@ NO_GATE = RetrievalConfig(name_gate_margin=-math.inf)
 
 def _caroline_and_melanie(config: RetrievalConfig) -> list[str]:
     """A question that names the wrong person ("What did Caroline realise after her charity
-    race?" when Melanie ran it): Caroline's turn shares no word with it, Melanie's does."""
-    dense = {"caroline-small-talk": 0.57, "melanie-race": 0.30}
-    bm25 = {"melanie-race": 5.0}
+    race?" when Melanie ran it): Melanie's turns share its words ("charity race"), Caroline's
+    small talk shares none."""
+    dense = {"melanie-race": 0.60, "melanie-after-the-race": 0.40, "caroline-small-talk": 0.50}
+    bm25 = {"melanie-race": 6.0, "melanie-after-the-race": 3.0}
     caroline = EntityMatch("Caroline", 1.0, 200, ["caroline-small-talk"], proper=True)
     boosts = best_boosts([caroline], config)
     ranked = fuse_all(dense, dense, bm25, 3, boosts, config)
@@ -25,8 +26,8 @@ def _caroline_and_melanie(config: RetrievalConfig) -> list[str]:
 
 
 def test_the_named_speaker_without_the_questions_words_no_longer_outranks_the_match():
-    assert _caroline_and_melanie(NO_GATE)[0] == "caroline-small-talk"
-    assert _caroline_and_melanie(RetrievalConfig())[0] == "melanie-race"
+    assert _caroline_and_melanie(NO_GATE)[1] == "caroline-small-talk"
+    assert _caroline_and_melanie(RetrievalConfig())[1] == "melanie-after-the-race"
 
 
 def test_a_name_whose_memories_match_best_keeps_its_whole_boost():
