@@ -1,8 +1,10 @@
 """Fusion of the dense, keyword and entity signals into one score per result.
 
 Each result's score depends only on its own signals and fixed constants, never on how the
-other results scored, so a threshold means the same thing for every query. The one link to
-other results is the entity hop: whether a memory is reached from the best results' entities.
+other results scored, so a threshold means the same thing for every query. Two links to other
+results: the entity hop (whether a memory is reached from the best results' entities) and the
+name gate (whether a name's memories match the question nearly as well as the best other
+candidate, ``name_gate``).
 """
 
 from __future__ import annotations
