@@ -151,18 +151,19 @@ class RetrievalConfig:
     #: Back references (``linkmem.entities.inherit``): a memory that says "he" / "she" / "it" /
     #: "they" is also linked to the names and titles (not speaker labels) of the memories up
     #: to this many places before it in the same write call, their own or inherited. 0: off.
-    #: ``benchmarks/entity_replay.py`` full 1-4 @10 (worst fold's margin over
-    #: dense+bm25+time): synthetic 0, 1, 2, 3: 0.814 (-6.2), 0.848 (-2.3), 0.863 (-0.3), 0.863
-    #: (-0.3); only for a memory that names nobody, window 2: 0.833; LoCoMo dev 0.816 (+0.2)
-    #: for every window. Live (``linkmem eval locomo --folds``, load 13-18), 0 -> 2: synthetic
-    #: full 0.814 -> 0.873 (dense 0.831, dense+bm25+time 0.844; folds over dense+bm25+time
-    #: -6.2/-2.0/-1.3/-2.6 -> -0.3/+3.9/+2.6/+5.2), but dev 0.813 / 0.875 -> 0.810 / 0.873
-    #: (conv-30 0.810 -> 0.792, its multi-hop margin +13.6 -> 0.0): inherited links count in
-    #: ``link_count``, so a rare name the hop followed ("Paris", 3 links) grows past
-    #: ``hop_max_links`` (9 links) and is no longer followed; the replay keeps link counts.
-    #: Off until links carry whether they are the memory's own (the hop and link counts
-    #: would read own links only).
-    entity_inherit_window: int = 0
+    #: Those links are stored as inherited: they boost like own links but count in no
+    #: ``link_count`` and lead no second hop, so a rare name the hop follows stays rare.
+    #: Live (``linkmem eval locomo --folds``, one tree, windows 0 and 2 run side by side, load
+    #: 4-6), full 1-4 recall@10: synthetic 0.828 -> 0.858 (dense 0.831; folds against dense
+    #: -4.9/+2.0/+2.0/+0.0 -> -1.0/+3.9/+3.9/+3.9; adversarial 0.806 -> 0.778); LoCoMo dev
+    #: 0.814 / 0.875 @25 both, each fold's margin over dense+bm25 unchanged (worst +3.1,
+    #: conv-30; its multi-hop margin stays +13.6, it fell to 0.0 when inherited links
+    #: counted), adversarial 0.903 -> 0.907; long chats 0.810 / 0.917 both. Windows 1 / 3
+    #: (before the name gate): synthetic 0.848 / 0.863 (2: 0.863), dev unchanged. Search
+    #: p50 (the evals, side by side): dev 14.2 / 14.6 ms, synthetic 11.8 / 11.9, long chats
+    #: 5.6 / 4.9; the dev split in two stores, its questions searched interleaved (load 3-5):
+    #: p50 13.5 / 13.4 ms (window 2: 4,115 own links + 2,439 inherited), 0.99x.
+    entity_inherit_window: int = 2
     #: Time signal (``linkmem.rank.time_boost``), added before the division by ``max_score``.
     #: Measured on the dev split with ``benchmarks/time_replay.py`` (neighbour words in BM25),
     #: full recall@10 temporal / 1-4 (worst of 5 folds). A memory dated in the range the

@@ -147,6 +147,6 @@ def test_a_back_reference_is_linked_to_the_names_just_before_it(open_memory):
     alone = memory.add("Ines: He is asleep.", user_id="u")["results"][0]["id"]
     assert alone not in {r["id"] for r in memory.entity_memories("Leo", user_id="u")["results"]}
     memory.close()
-    default = open_memory()  # off by default: the same chat links only what it names
+    default = open_memory(retrieval={"entity_inherit_window": 0})  # off: links what it names
     ids = [r["id"] for r in default.add_batch(chat, user_id="v")["results"]]
     assert [r["id"] for r in default.entity_memories("Leo", user_id="v")["results"]] == ids[:1]
