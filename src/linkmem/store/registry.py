@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import entry_points
 from typing import Any
 
 from linkmem.errors import BackendUnavailable, ConfigError
@@ -18,6 +17,8 @@ _EXTRAS = {"postgres": "postgres"}
 
 def available() -> dict[str, str]:
     """Every registered store name and the ``module:Class`` it loads."""
+    from importlib.metadata import entry_points  # ~50 ms: only when a name is not built in
+
     names = dict(BUILTIN)
     for ep in entry_points(group="linkmem.stores"):
         names.setdefault(ep.name, ep.value)
@@ -25,10 +26,11 @@ def available() -> dict[str, str]:
 
 
 def load_store_class(name: str) -> Any:
-    names = available()
-    if name not in names:
-        raise ConfigError(f"unknown store {name!r}; valid stores: {', '.join(sorted(names))}")
-    module_name, _, attr = names[name].partition(":")
+    target = BUILTIN.get(name) or available().get(name)
+    if target is None:
+        names = ", ".join(sorted(available()))
+        raise ConfigError(f"unknown store {name!r}; valid stores: {names}")
+    module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
