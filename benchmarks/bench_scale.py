@@ -57,6 +57,7 @@ from scale_targets import scale_targets
 
 from linkmem import Memory
 from linkmem.embed.vector_cache import VectorCache
+from linkmem.encoding import encode_query
 from linkmem.extract.base import EntityKind, ExtractedEntity
 from linkmem.rank.terms import terms
 from linkmem.store.base import NewMemory
@@ -390,15 +391,19 @@ def store_size(memory: Memory) -> dict[str, Any]:
 
 
 def model_times(memory: Memory, queries: list[str]) -> dict[str, float]:
-    """What a search's models cost (the limit): the query's NER, then one embedding batch of
-    the query and its entities, as ``run_search`` calls them."""
-    extractor = memory.extractor
+    """What a search's models cost (the limit): the query's embedding as ``encode_query``
+    runs it (a search runs no NER), with the embedder's memo off (queries repeat)."""
+    embedder, config = memory.embedder, memory.retrieval
+    memo = getattr(embedder, "vector_cache", None)
+    if memo is not None:
+        embedder.vector_cache = VectorCache(0)
     times = []
     for query in queries:
         started = time.perf_counter()
-        found = extractor.extract_batch([query])[0] if extractor else []
-        memory.embedder.embed_batch([query, *{e.key: e.text for e in found}.values()])
+        encode_query(query, embedder, config)
         times.append((time.perf_counter() - started) * 1000)
+    if memo is not None:
+        embedder.vector_cache = memo
     return {"p50_ms": round(statistics.median(times), 2), "queries": len(times)}
 
 
