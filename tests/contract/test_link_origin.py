@@ -55,6 +55,20 @@ def test_an_inherited_link_does_not_raise_the_link_count(make_memory):
     assert memory.check()["ok"]
 
 
+def test_inspection_says_which_memories_refer_back(make_memory):
+    memory = make_memory(retrieval=BACK)
+    named, refers = ids_of(memory.add_batch(TRIP, user_id="u"))
+    linked = memory.entity_memories("Leo", user_id="u")["results"]
+    assert {r["id"]: r["link"] for r in linked} == {named: "own", refers: "inherited"}
+    of_refers = memory.memory_entities(refers, user_id="u")["results"]
+    assert {e["entity"]: e["link"] for e in of_refers} == {
+        "Leo": "inherited",
+        "Lisbon": "inherited",
+    }
+    of_named = memory.memory_entities(named, user_id="u")["results"]
+    assert {e["link"] for e in of_named} == {"own"}
+
+
 def test_without_back_references_nothing_is_inherited(make_memory):
     memory = make_memory(retrieval={"entity_inherit_window": 0})
     named, _ = ids_of(memory.add_batch(TRIP, user_id="u"))

@@ -65,7 +65,8 @@ def memories(result: Row, title: str | None = None, empty: str = "No memories.")
         out.print(f"[dim]{empty}[/dim]")
     for r in rows:
         when = r["created_at"][:16].replace("T", " ")
-        out.print(f"[cyan]{r['id']}[/cyan]  [dim]{when}  {scope_label(r)}[/dim]")
+        back = "  [yellow]refers back[/yellow]" if r.get("link") == "inherited" else ""
+        out.print(f"[cyan]{r['id']}[/cyan]  [dim]{when}  {scope_label(r)}[/dim]{back}")
         out.print(Padding(Text(r["memory"]), (0, 0, 0, 2), expand=False))
         if r.get("metadata"):
             out.print(Padding(Text(_meta(r), style="dim"), (0, 0, 0, 2), expand=False))
@@ -172,7 +173,8 @@ def entities(result: Row, title: str | None = None) -> None:
     columns += [("scope", {"style": "dim"}), ("id", {"style": "cyan dim", "no_wrap": True})]
     table = _table(title, columns)
     for r in rows:
-        cells = [Text(r["entity"]), r["kind"], str(r["link_count"])]
+        name = r["entity"] + (" (referred back to)" if r.get("link") == "inherited" else "")
+        cells = [Text(name), r["kind"], str(r["link_count"])]
         if shared:
             cells.append(str(r["shared_memories"]))
         table.add_row(*cells, scope_label(r), r["id"])

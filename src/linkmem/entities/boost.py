@@ -8,16 +8,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linkmem.config import RetrievalConfig
-from linkmem.extract.base import EntityExtractor, EntityKind
+from linkmem.extract.base import EntityKind
 from linkmem.rank.fusion import EntityMatch, best_boosts
 from linkmem.store.base import Store
 from linkmem.types import EntityRecord, Scope
-
-
-def query_entities(query: str, extractor: EntityExtractor, config: RetrievalConfig) -> list[str]:
-    """Unique entity texts of the query (by key), at most ``max_query_entities``."""
-    unique = {e.key: e.text for e in extractor.extract_batch([query])[0]}
-    return list(unique.values())[: config.max_query_entities]
 
 
 @dataclass(frozen=True)

@@ -52,23 +52,32 @@ class EntityInspection:
     def entity_memories(
         self, entity: str, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
     ) -> Result:
-        """The memories linked to an entity (given by id or by name)."""
+        """The memories linked to an entity (given by id or by name), each with ``link``:
+        ``own`` when its text names the entity, ``inherited`` when it refers back to it."""
         found = self._resolve_entity(entity, user_id, agent_id, run_id)
         ids = self.store.memories_of_entities([found.id]).get(found.id, [])
+        own = set(self.store.memories_of_entities([found.id], own_only=True).get(found.id, []))
         records = self.store.get_memories(ids)
-        return {"entity": found.to_dict(), "results": [r.to_dict() for r in records]}
+        results = [{**r.to_dict(), "link": _origin(r.id in own)} for r in records]
+        return {"entity": found.to_dict(), "results": results}
 
     def memory_entities(
         self, memory_id: str, *, user_id: Any = None, agent_id: Any = None, run_id: Any = None
     ) -> Result:
-        """The entities linked to one memory (scope-checked when a scope is given)."""
+        """The entities linked to one memory (scope-checked when a scope is given), each with
+        ``link``: ``own`` or ``inherited`` (the memory refers back to it)."""
         self._require_entities()
         memory_id = v.validate_memory_id(memory_id)
         found = self.store.get_memories([memory_id])
         if not found or not v.lookup_scope(user_id, agent_id, run_id).contains(found[0].scope):
             raise NotFound(f"no memory with id {memory_id!r} in this scope; check the id")
-        rows = self.store.entities_of_memories([memory_id])
-        return {"results": [e.to_dict() for e in rows.get(memory_id, [])]}
+        rows = self.store.entities_of_memories([memory_id]).get(memory_id, [])
+        own = self.store.memories_of_entities([e.id for e in rows], own_only=True)
+        return {
+            "results": [
+                {**e.to_dict(), "link": _origin(memory_id in own.get(e.id, ()))} for e in rows
+            ]
+        }
 
     def related_entities(
         self,
@@ -155,3 +164,7 @@ class EntityInspection:
         if exact:
             return self.store.get_entities(list(exact.values()))
         return [e for e in self.store.list_entities(scope, "links", 10_000) if e.key == key]
+
+
+def _origin(own: bool) -> str:
+    return "own" if own else "inherited"

@@ -15,7 +15,8 @@ def _compact(value: Any) -> str:
 
 def _memory_line(row: Result) -> str:
     meta = f" {_compact(row['metadata'])}" if row.get("metadata") else ""
-    return f"- {row['id']}: {row['memory']}{meta}"
+    back = " (refers back to it)" if row.get("link") == "inherited" else ""
+    return f"- {row['id']}: {row['memory']}{meta}{back}"
 
 
 def _parts(details: Result) -> str:
@@ -74,7 +75,9 @@ def deleted(result: Result) -> str:
 
 
 def _entity_line(row: Result) -> str:
-    return f"- {row['entity']} ({row['kind']}, {_memories(row['link_count'])}) id={row['id']}"
+    back = ", referred back to" if row.get("link") == "inherited" else ""
+    count = _memories(row["link_count"])
+    return f"- {row['entity']} ({row['kind']}, {count}{back}) id={row['id']}"
 
 
 def entities(result: Result) -> str:

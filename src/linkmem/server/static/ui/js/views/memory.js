@@ -15,7 +15,8 @@ function facts(record) {
 
 function chip(entity, ctx) {
   return h("a", { class: "chip", href: ctx.link("entity", entity.id) }, entity.entity,
-    h("small", {}, ` ${entity.kind} · ${fmt(entity.link_count)}`));
+    h("small", {}, ` ${entity.kind} · ${fmt(entity.link_count)}`
+      + (entity.link === "inherited" ? " · referred back to" : "")));
 }
 
 function historyTable(events) {
