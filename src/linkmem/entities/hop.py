@@ -19,6 +19,7 @@ from collections.abc import Collection, Sequence
 
 from linkmem.config import RetrievalConfig
 from linkmem.store.base import Store
+from linkmem.types import EntityRecord
 
 
 def hop_targets(
@@ -37,7 +38,7 @@ def hop_targets(
         return {}
     rare = {
         entity.id: entity.text
-        for entities in store.entities_of_memories(sources).values()
+        for entities in _rare_entities_of(store, sources, config.hop_max_links).values()
         for entity in entities
         if entity.link_count <= config.hop_max_links and entity.id not in query_matched
     }
@@ -51,3 +52,14 @@ def hop_targets(
             if memory_id not in sources:
                 reached.setdefault(memory_id, rare[entity_id])
     return reached
+
+
+def _rare_entities_of(
+    store: Store, memory_ids: list[str], max_links: int
+) -> dict[str, list[EntityRecord]]:
+    """memory id -> its entities (at least those with at most ``max_links`` links); through
+    the store's ``rare_entities_of_memories`` when it has one (``linkmem.store.prefetch``)."""
+    rare_of = getattr(store, "rare_entities_of_memories", None)
+    if rare_of is not None:
+        return rare_of(memory_ids, max_links)
+    return store.entities_of_memories(memory_ids)

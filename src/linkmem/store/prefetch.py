@@ -10,6 +10,9 @@ store has it.
 A store (or its view) may also offer ``links_among(entity_ids, memory_ids)``: entity id ->
 those of ``memory_ids`` linked to it, the one thing a search needs to know about its hub
 entities; without it the search reads the candidates' entities (``entities_of_memories``).
+Likewise ``rare_entities_of_memories(memory_ids, max_links)``: ``entities_of_memories``
+without the entities of more than ``max_links`` links, what the second hop reads of its
+sources (``linkmem.entities.hop``).
 """
 
 from __future__ import annotations

@@ -9,8 +9,10 @@ ahead with psycopg's pipeline mode:
    ``KEYWORD_ALL`` memories, else the top-k) and the entities near the query's entities with their
    records and, for entities with few links, their memories;
 2. then, for every memory those can bring into the candidate pool (``S``): records with
-   exact cosine, BM25 (unless all are known), the linked entities (records and few-link
-   memories: the hub boosts and the second hop read them);
+   exact cosine, BM25 (unless all are known), and its links to the entities a search reads
+   there: the hubs among the entities of 1 (the hub boosts' ``links_among``) and the entities
+   with at most ``hop_max_links`` links (records and memories: the second hop's
+   ``rare_entities_of_memories``);
 3. only when a read asks for memories outside ``S`` (second-hop targets): records with
    cosine, and BM25, of those.
 
@@ -92,8 +94,11 @@ class SearchReads:
         self._entities: dict[str, EntityRecord] = {}
         # entity -> (memory seq, memory id, own link)
         self._links: dict[str, list[tuple[int, str, bool]]] = {}
-        self._entity_rows: list[tuple[str, str]] = []  # (memory, entity) in entity seq order
+        # (memory, entity) in entity seq order, for the entities of ``entities_of_ids``: the
+        # hubs of ``_hubs`` and those with at most ``plan.hop_max_links`` links
+        self._entity_rows: list[tuple[str, str]] = []
         self._entity_rows_of: set[str] = set()
+        self._hubs: set[str] = set()
         self._dense: dict[str, tuple[float, int]] = {}  # memory -> (cosine, seq)
         # Every memory's BM25 when the first read returned them all (see KEYWORD_ALL); else
         # the scores fetched so far, one batch after another.
@@ -140,6 +145,8 @@ class SearchReads:
             entity = self._entities[entity_id]
             if entity.link_count <= plan.specific_max_links:
                 pool.update(mid for _, mid, _ in self._links[entity_id])
+            else:
+                self._hubs.add(entity_id)
         self._fetch(sorted(pool), with_entities=True)
 
     def _read_scopes(self) -> tuple[list[int] | None, int]:
@@ -177,10 +184,9 @@ class SearchReads:
             records = side.execute(*q.memories_of_ids(t, ids, in_scope, self._query))
             wanted = self._terms and not self._keyword_all
             keyword = self._queue_keyword(side, ids, len(ids)) if wanted else None
+            hop, hubs = self._plan.hop_max_links, sorted(self._hubs)
             entities = (
-                conn.execute(*q.entities_of_ids(t, ids, self._plan.hop_max_links))
-                if with_entities
-                else None
+                conn.execute(*q.entities_of_ids(t, ids, hop, hubs)) if with_entities else None
             )
         for row in records.fetchall():
             self._records[row[0]] = row[:-2]
@@ -355,16 +361,25 @@ class SearchReads:
             out[eid].append(mid)
         return dict(out)
 
-    def entities_of_memories(self, memory_ids: Sequence[str]) -> dict[str, list[EntityRecord]]:
+    def rare_entities_of_memories(
+        self, memory_ids: Sequence[str], max_links: int
+    ) -> dict[str, list[EntityRecord]]:
+        """``entities_of_memories`` without the entities of more than ``max_links`` links
+        (``linkmem.store.prefetch``): the pool's, when they were fetched."""
         if not memory_ids:
             return {}
-        if not set(memory_ids) <= self._entity_rows_of:
-            return self._store.entities_of_memories(memory_ids)
+        if max_links > self._plan.hop_max_links or not set(memory_ids) <= self._entity_rows_of:
+            return {
+                mid: kept
+                for mid, records in self._store.entities_of_memories(memory_ids).items()
+                if (kept := [e for e in records if e.link_count <= max_links])
+            }
         wanted = set(memory_ids)
         out: dict[str, list[EntityRecord]] = defaultdict(list)
         for mid, eid in self._entity_rows:
-            if mid in wanted:
-                out[mid].append(self._entities[eid])
+            entity = self._entities[eid]
+            if mid in wanted and entity.link_count <= max_links:
+                out[mid].append(entity)
         return dict(out)
 
     def links_among(
@@ -374,12 +389,12 @@ class SearchReads:
         from the pool's links: the hub boosts need no entity records of the candidates."""
         entities, memories = set(entity_ids), set(memory_ids)
         out: dict[str, list[str]] = defaultdict(list)
-        if memories <= self._entity_rows_of:
+        if memories <= self._entity_rows_of and entities <= self._hubs:
             for mid, eid in self._entity_rows:
                 if eid in entities and mid in memories:
                     out[eid].append(mid)
             return dict(out)
-        for mid, records in self.entities_of_memories(list(memory_ids)).items():
+        for mid, records in self._store.entities_of_memories(list(memory_ids)).items():
             for entity in records:
                 if entity.id in entities:
                     out[entity.id].append(mid)

@@ -114,21 +114,26 @@ def nearest_entities_detailed(
     return sql, [queries, *args, cap + 1, cap, *args, min_sim, k, *args, k, cap, min_sim, links]
 
 
-def entities_of_ids(t: Tables, ids: list[str], links: int) -> Statement:
-    """``entities_of_memories`` grouped by entity: one row per entity linked to any of
-    ``ids`` (in entity seq order, as the plain rows), with the memories of ``ids`` it links,
-    its record and, when it has at most ``links`` links, all its memories (``_detailed``).
-    One row per entity instead of one per link: in a 10k-memory scope the pool's ~2,700
-    links name ~200 entities. The links are grouped after ``records`` is planned from the
-    ungrouped ones (grouped first, the planner expected ~2,400 entities instead of ~200 and
-    scanned the whole entity table twice). Rows: pool memories, ``DETAILED`` columns."""
+def entities_of_ids(t: Tables, ids: list[str], links: int, hubs: list[str]) -> Statement:
+    """``entities_of_memories`` of ``ids`` restricted to the entities a search reads there:
+    those with at most ``links`` links (the second hop's) and the ``hubs`` (the hub boosts'
+    ``links_among``). One row per entity (in entity seq order, as the plain rows), with the
+    memories of ``ids`` it links, its record and, when it has at most ``links`` links, all
+    its memories (``_detailed``). With back references a memory of a 10k-memory scope has
+    ~13 links, most to a few hundred hubs: a pool of 2,000 memories has ~27,000 links, of
+    which ~70 are to entities with at most 3 links (all of them grouped and shipped: 42 ms
+    of server time). The links are grouped first and the records looked up by key
+    (``= ANY(ARRAY(...))``: the planner expects few rows; with ``IN`` it expected ~10,000
+    entities and scanned the entity table). Rows: pool memories, ``DETAILED`` columns."""
     return (
-        f"WITH l AS MATERIALIZED (SELECT memory, entity FROM {t.links} "
-        "WHERE memory = ANY(%b::text[])), "
-        f"{_detailed(t, 'SELECT entity FROM l')} "
-        f"SELECT g.pool, {DETAILED} FROM detailed d JOIN (SELECT entity, array_agg(memory) "
-        "AS pool FROM l GROUP BY entity) g ON g.entity = d.id ORDER BY d.entity_seq",
-        [ids, links],
+        f"WITH l AS MATERIALIZED (SELECT k.memory, k.entity FROM {t.links} k "
+        f"LEFT JOIN {t.link_counts} c ON c.entity = k.entity WHERE k.memory = ANY(%b::text[]) "
+        "AND (coalesce(c.n, 0) <= %s OR k.entity = ANY(%s::text[]))), "
+        "g AS MATERIALIZED (SELECT entity, array_agg(memory) AS pool FROM l GROUP BY entity), "
+        f"{_detailed(t, 'SELECT entity FROM g', by_key=True)} "
+        f"SELECT g.pool, {DETAILED} FROM detailed d JOIN g ON g.entity = d.id "
+        "ORDER BY d.entity_seq",
+        [ids, links, hubs, links],
     )
 
 
@@ -139,12 +144,14 @@ DETAILED = (
 )
 
 
-def _detailed(t: Tables, ids_sql: str) -> str:
+def _detailed(t: Tables, ids_sql: str, by_key: bool = False) -> str:
     """CTEs ``records`` (``select_entities`` once per entity of ``ids_sql``, with the
     entity's seq as ``entity_seq``) and ``detailed``: each record with, when it has at most
     ``%s`` links, the rows of ``memories_of_entities`` for it as three arrays in memory seq
-    order (seqs, ids, and whether each link is own); NULLs for more links."""
-    records = select_entities(t, f"e.id IN ({ids_sql})", ", e.seq AS entity_seq")
+    order (seqs, ids, and whether each link is own); NULLs for more links. ``by_key``: the
+    ids as an array (``= ANY(ARRAY(...))``), which the planner reads as few."""
+    where = f"e.id = ANY(ARRAY({ids_sql}))" if by_key else f"e.id IN ({ids_sql})"
+    records = select_entities(t, where, ", e.seq AS entity_seq")
     return (
         f"records AS MATERIALIZED ({records}), "
         "detailed AS (SELECT r.*, a.seqs, a.ids, a.owns FROM records r LEFT JOIN LATERAL "
