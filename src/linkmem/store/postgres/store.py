@@ -86,7 +86,7 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
 
     @contextmanager
     def search_reads(self, plan: SearchPlan) -> Iterator[SearchReads]:
-        """The reads of one search fetched ahead, in at most three round trips (see
+        """The reads of one search fetched ahead, in at most four round trips (see
         ``search_reads``); answers are the plain methods'."""
         with search_reads(self, plan) as reads:
             yield reads
