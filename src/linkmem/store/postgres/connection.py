@@ -297,8 +297,16 @@ def _check(conn: Any) -> None:
     it has been idle ``CHECK_AFTER`` seconds or more, or when its socket is readable (an idle
     connection receives nothing unless the server ended it or sent a notice); else none."""
     idle = time.monotonic() - getattr(conn, "_linkmem_used_at", float("-inf"))
-    if conn.closed or idle >= CHECK_AFTER or select.select([conn.fileno()], [], [], 0)[0]:
+    if conn.closed or idle >= CHECK_AFTER or _readable(conn.fileno()):
         ConnectionPool.check_connection(conn)
+
+
+def _readable(fd: int) -> bool:
+    """Something waits to be read on ``fd`` (poll, not select: a server holds descriptors
+    above select's limit of 1024)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 def is_retryable(error: BaseException) -> bool:
