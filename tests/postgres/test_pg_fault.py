@@ -184,27 +184,3 @@ def test_an_exhausted_pool_says_busy_not_unreachable(one_connection_store, monke
         store.get_meta("missing")
     assert not isinstance(caught.value, BackendUnavailable)
     holder.join()
-
-
-def test_the_pools_quiet_check_reads_descriptors_above_selects_limit():
-    """A server holds more than 1,024 descriptors; the check of a recently used connection
-    must still see whether the server wrote to (or closed) its socket."""
-    import os
-    import resource
-    import socket
-
-    from linkmem.store.postgres.connection import _readable
-
-    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] <= 1500:
-        pytest.skip("the descriptor limit is too low to open descriptor 1500")
-    ours, theirs = socket.socketpair()
-    high = os.dup2(ours.fileno(), 1500)
-    try:
-        assert not _readable(high)
-        theirs.sendall(b"x")
-        assert _readable(high)
-        theirs.close()
-        assert _readable(high)  # an ended connection is readable too
-    finally:
-        os.close(high)
-        ours.close()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import random
-import select
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -43,11 +42,6 @@ PROBE_TIMEOUT = 2
 RECONNECT_TIMEOUT = 2.0
 #: Longest wait for a second pooled connection that a read may use beside its first.
 SPARE_WAIT = 0.001
-#: A pooled connection idle at least this many seconds is checked with a round trip before
-#: use (a firewall or a pooler may have dropped it without a word); one used more recently is
-#: checked without one (``_check``). A search takes two connections: the round trips of
-#: their checks cost 1.2 ms of its 32 (store side, 10k-memory scope, load 1).
-CHECK_AFTER = 10.0
 #: SQLSTATEs after which the whole transaction can simply be run again.
 RETRYABLE = frozenset({"40P01", "40001"})  # deadlock detected, serialization failure
 #: Runs of a transaction that keeps hitting deadlocks or serialisation failures.
@@ -127,7 +121,7 @@ class Database:
                 "prepare_threshold": None,
                 "connect_timeout": self._connect_timeout,
             },
-            check=_check,
+            check=ConnectionPool.check_connection,
             timeout=POOL_TIMEOUT,
             reconnect_timeout=RECONNECT_TIMEOUT,
             open=False,
@@ -197,7 +191,7 @@ class Database:
             raise wrap_error(e, self.location) from e
         finally:
             self._local.conn = None
-            _put_back(self.pool, conn)
+            self.pool.putconn(conn)
 
     @contextmanager
     def spare_connection(self) -> Iterator[Any | None]:
@@ -214,7 +208,7 @@ class Database:
         except psycopg.Error as e:
             raise wrap_error(e, self.location) from e
         finally:
-            _put_back(self.pool, conn)
+            self.pool.putconn(conn)
 
     def in_transaction(self) -> bool:
         return getattr(self._local, "in_transaction", False)
@@ -285,28 +279,6 @@ class Database:
 
     def close(self) -> None:
         self.pool.close()
-
-
-def _put_back(pool: ConnectionPool, conn: Any) -> None:
-    conn._linkmem_used_at = time.monotonic()  # for _check
-    pool.putconn(conn)
-
-
-def _check(conn: Any) -> None:
-    """The pool's check of a connection it hands out: ``check_connection`` (a round trip) when
-    it has been idle ``CHECK_AFTER`` seconds or more, or when its socket is readable (an idle
-    connection receives nothing unless the server ended it or sent a notice); else none."""
-    idle = time.monotonic() - getattr(conn, "_linkmem_used_at", float("-inf"))
-    if conn.closed or idle >= CHECK_AFTER or _readable(conn.fileno()):
-        ConnectionPool.check_connection(conn)
-
-
-def _readable(fd: int) -> bool:
-    """Something waits to be read on ``fd`` (poll, not select: a server holds descriptors
-    above select's limit of 1024)."""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    return bool(poller.poll(0))
 
 
 def is_retryable(error: BaseException) -> bool:
