@@ -1,5 +1,4 @@
-"""One search's reads in at most four round trips (the pool's check of a connection used
-within ``connection.CHECK_AFTER`` costs none).
+"""One search's reads in at most four round trips, plus the pool's check of the connection.
 
 The plain store answers each read of a search with its own statements (scope lookup, BEGIN,
 settings, query, COMMIT): about 13 round trips, one after another. ``SearchReads`` fetches them
