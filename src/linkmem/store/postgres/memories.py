@@ -265,15 +265,34 @@ def bm25_statement(
     ids: Sequence[str] | None,
     k: int,
     k1_b: tuple[float, float],
+    stats: bool = False,
 ) -> tuple[str, list[Any]]:
     """``sql.bm25`` with its arguments: the top ``k`` of the scopes (of ``ids`` only when
-    given) by the BM25 of ``terms`` (unique), through the metadata ``filters``."""
+    given) by the BM25 of ``terms`` (unique), through the metadata ``filters``; ``stats``:
+    and a last row of the statistics (``sql.bm25``)."""
     s_sql, s_args = in_scopes("s.id", scope_ids)
     p_sql, p_args = in_scopes("p.scope_id", scope_ids)
     f_sql, f_args = filter_sql(filters)
-    statement = sql.bm25(t, s_sql, p_sql, f_sql, ids is not None, *k1_b)
+    statement = sql.bm25(t, s_sql, p_sql, f_sql, ids is not None, *k1_b, stats=stats)
     id_args = [] if ids is None else [list(ids)]
     return statement, [*s_args, *p_args, terms, *id_args, *f_args, k]
+
+
+def bm25_given_statement(
+    t: Tables,
+    scope_ids: list[int] | None,
+    stats: Sequence[Any],
+    filters: Node | None,
+    ids: Sequence[str],
+    k1_b: tuple[float, float],
+) -> tuple[str, list[Any]]:
+    """``sql.bm25_given`` with its arguments: the scores of ``ids`` (all of them) from the
+    ``stats`` row of ``bm25_statement`` for the same scopes, terms and filters."""
+    terms, idfs, n, total = stats
+    p_sql, p_args = in_scopes("p.scope_id", scope_ids)
+    f_sql, f_args = filter_sql(filters)
+    statement = sql.bm25_given(t, p_sql, f_sql, *k1_b)
+    return statement, [n, total, terms, idfs, *p_args, terms, list(ids), *f_args, len(ids)]
 
 
 def _row_where(filters: Node | None, ids: Sequence[str] | None) -> tuple[str, list[Any]]:

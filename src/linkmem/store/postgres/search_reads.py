@@ -9,9 +9,10 @@ ahead with psycopg's pipeline mode:
    ``KEYWORD_ALL`` memories, else the top-k) and the entities near the query's entities with their
    records and, for entities with few links, their memories;
 2. then, for every memory those can bring into the candidate pool (``S``): records with
-   exact cosine, BM25 (unless all are known), and its links to the entities a search reads
-   there: the hubs among the entities of 1 (the hub boosts' ``links_among``) and the entities
-   with at most ``hop_max_links`` links (records and memories: the second hop's
+   exact cosine, BM25 (unless all are known; from the first read's N, lengths and idfs, so
+   only the pool's postings are read: ``sql.bm25_given``), and its links to the entities a
+   search reads there: the hubs among the entities of 1 (the hub boosts' ``links_among``) and
+   the entities with at most ``hop_max_links`` links (records and memories: the second hop's
    ``rare_entities_of_memories``);
 3. only when a read asks for memories outside ``S`` (second-hop targets): records with
    cosine, and BM25, of those.
@@ -40,7 +41,12 @@ from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.entities import EXACT_ENTITIES, _entity_from_row, stored_by_key
-from linkmem.store.postgres.memories import _row_where, bm25_statement, ef_search
+from linkmem.store.postgres.memories import (
+    _row_where,
+    bm25_given_statement,
+    bm25_statement,
+    ef_search,
+)
 from linkmem.store.postgres.sql import in_scopes, vector_literal
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import EntityRecord, MemoryRecord, Scope
@@ -104,6 +110,9 @@ class SearchReads:
         # the scores fetched so far, one batch after another.
         self._keyword: Ranked = []
         self._keyword_all = False
+        # The first read's terms found, their idfs, N and total length: the pool's scores
+        # read only the pool's postings (``bm25_given``). None: no term was found.
+        self._keyword_stats: Sequence[Any] | None = None
         self._records: dict[str, Sequence[Any]] = {}  # raw rows, parsed when asked for
         self._fetched: set[str] = set()  # memories whose cosine, BM25 and record are known
         self._scope_ids: list[int] | None = None
@@ -128,13 +137,15 @@ class SearchReads:
             dense = self._read_only(side, self._queue_dense_top) if plan.dense else None
             conn.execute("BEGIN READ ONLY")
             top = max(plan.pool, n_docs + 1 if n_docs <= KEYWORD_ALL else 0)
-            keyword = self._queue_keyword(conn, None, top) if self._terms else None
+            keyword = self._queue_keyword(conn, top) if self._terms else None
             near = self._queue_near(conn) if len(self._entity_vectors) else None
             conn.execute("COMMIT")
         if dense is not None:
             self._dense_top = [(mid, float(sim)) for mid, sim in dense.fetchall()]
         if keyword is not None:
-            rows = keyword.fetchall()
+            *found, stats = keyword.fetchall()
+            rows = [row[:2] for row in found]
+            self._keyword_stats = stats[2:] if stats[2] is not None else None
             self._keyword_top = _positive(rows[: plan.pool])
             self._keyword_all = len(rows) < top
             if self._keyword_all:
@@ -182,8 +193,8 @@ class SearchReads:
         with self._pipelines():
             in_scope = self._memory_where(None)
             records = side.execute(*q.memories_of_ids(t, ids, in_scope, self._query))
-            wanted = self._terms and not self._keyword_all
-            keyword = self._queue_keyword(side, ids, len(ids)) if wanted else None
+            wanted = self._keyword_stats is not None and not self._keyword_all
+            keyword = self._queue_keyword_of(side, ids) if wanted else None
             hop, hubs = self._plan.hop_max_links, sorted(self._hubs)
             entities = (
                 conn.execute(*q.entities_of_ids(t, ids, hop, hubs)) if with_entities else None
@@ -222,13 +233,22 @@ class SearchReads:
         statement = q.dense_first(self._t, self._memory_where(None), gate, self._query, pool)
         return conn.execute(*statement)
 
-    def _queue_keyword(self, conn: Any, ids: list[str] | None, k: int) -> Any:
-        store = self._store
-        k1_b = (store.k1, store.b)
-        filters = self._plan.filters
-        return conn.execute(
-            *bm25_statement(self._t, self._scope_ids, self._terms, filters, ids, k, k1_b)
+    def _queue_keyword(self, conn: Any, k: int) -> Any:
+        """The top ``k`` by BM25, then a row of the statistics (``sql.bm25``)."""
+        k1_b, filters = (self._store.k1, self._store.b), self._plan.filters
+        statement = bm25_statement(
+            self._t, self._scope_ids, self._terms, filters, None, k, k1_b, stats=True
         )
+        return conn.execute(*statement)
+
+    def _queue_keyword_of(self, conn: Any, ids: list[str]) -> Any:
+        """The BM25 of ``ids`` from the first read's statistics: their postings alone."""
+        k1_b, stats = (self._store.k1, self._store.b), self._keyword_stats
+        assert stats is not None
+        statement = bm25_given_statement(
+            self._t, self._scope_ids, stats, self._plan.filters, ids, k1_b
+        )
+        return conn.execute(*statement)
 
     def _queue_near(self, conn: Any) -> Any:
         plan = self._plan
