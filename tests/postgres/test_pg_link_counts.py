@@ -159,3 +159,16 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
     new.delete_memories([memories[0]])
     assert kept_counts(new)[entities["Ana"]] == 5
     assert_exact(new)
+
+
+def test_check_finds_and_repairs_miscounted_links(make_store):
+    store = make_store(collection_name())
+    _, entities = linked_store(store)
+    ana, bo = entities["Ana"], entities["Bo"]
+    store.db.run(f"UPDATE {store.t.link_counts} SET n = n + 5 WHERE entity = %s", (ana,))
+    store.db.run(f"DELETE FROM {store.t.link_counts} WHERE entity = %s", (bo,))
+    report = store.audit()
+    assert sorted(report.problems["stale_link_counts"]) == sorted([ana, bo])
+    store.repair_bookkeeping()
+    assert_exact(store)
+    assert store.audit().problems["stale_link_counts"] == []

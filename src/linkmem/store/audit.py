@@ -33,6 +33,8 @@ KINDS = {
     "history_gap": "memories whose history does not start with ADD and end at their text",
     "stale_stats": "scopes whose BM25 document count or total length is off",
     "stray_postings": "postings of no memory, of no weight, or filed under another scope",
+    "stale_link_counts": "entities whose kept link count differs from their own links "
+    "(PostgreSQL keeps the counts by trigger)",
 }
 
 
@@ -112,7 +114,8 @@ class AuditMixin:
         raise NotImplementedError
 
     def repair_bookkeeping(self) -> None:
-        """Drop stray postings and recompute every scope's BM25 statistics from its memories."""
+        """Drop stray postings and recompute every scope's BM25 statistics from its memories
+        (and the link counts, where a store keeps them)."""
         raise NotImplementedError
 
     def audit(self, batch_size: int = 1000) -> AuditReport:

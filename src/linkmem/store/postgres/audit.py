@@ -1,4 +1,5 @@
-"""The PostgreSQL hooks of ``Store.audit``: postings per memory and the BM25 bookkeeping."""
+"""The PostgreSQL hooks of ``Store.audit``: postings per memory, the BM25 bookkeeping and the
+kept link counts."""
 
 from __future__ import annotations
 
@@ -43,9 +44,15 @@ class AuditTables(AuditMixin):
             f"SELECT DISTINCT p.memory FROM {t.postings} p JOIN {t.mem} m ON m.id = p.memory "
             f"WHERE m.scope_id != p.scope_id OR {_EMPTY} OR {_STALE_LENGTHS}"
         )
+        miscounted = self.db.rows(
+            f"SELECT e.id FROM {t.entities} e LEFT JOIN {t.link_counts} c ON c.entity = e.id "
+            f"LEFT JOIN ({_OWN_LINKS.format(links=t.links)}) o ON o.entity = e.id "
+            "WHERE coalesce(c.n, 0) != coalesce(o.n, 0)"
+        )
         return {
             "stale_stats": [f"{u}/{a}/{r}" for u, a, r in stale],
             "stray_postings": [r[0] for r in stray],
+            "stale_link_counts": [r[0] for r in miscounted],
         }
 
     def repair_bookkeeping(self) -> None:
@@ -69,6 +76,13 @@ class AuditTables(AuditMixin):
             )
             self.db.execute(
                 conn,
+                f"INSERT INTO {t.link_counts} AS c (entity, n) SELECT e.id, coalesce(o.n, 0) "
+                f"FROM {t.entities} e LEFT JOIN ({_OWN_LINKS.format(links=t.links)}) o "
+                "ON o.entity = e.id ORDER BY e.id "
+                "ON CONFLICT (entity) DO UPDATE SET n = excluded.n WHERE c.n != excluded.n",
+            )
+            self.db.execute(
+                conn,
                 f"UPDATE {t.scopes} s SET n_docs = coalesce(m.n, 0), "
                 "total_len = coalesce(m.total, 0), ctx_total = coalesce(m.ctx, 0) "
                 "FROM (SELECT s2.id, count(x.id) AS n, sum(x.doc_len) AS total, "
@@ -81,3 +95,5 @@ class AuditTables(AuditMixin):
 _EMPTY = "((p.tf <= 0 AND p.ctx <= 0) OR p.tf < 0 OR p.ctx < 0)"
 #: A posting whose copy of its memory's lengths (``m006_posting_lengths``) differs.
 _STALE_LENGTHS = "(p.doc_len != m.doc_len OR p.ctx_len != m.ctx_len)"
+#: Each entity's own links, as the link-count triggers count them (m007).
+_OWN_LINKS = "SELECT entity, count(*) AS n FROM {links} WHERE own GROUP BY entity"
