@@ -15,6 +15,7 @@ import pytest
 
 from linkmem.config import RetrievalConfig
 from linkmem.entities.hop import hop_targets
+from linkmem.store.postgres.schema import m003_link_counts
 from linkmem.types import Scope
 
 pytestmark = pytest.mark.embedded
@@ -198,26 +199,17 @@ def downgrade(memory) -> None:
         run = store.db.run
     else:
         t, name = store.t, "m007_link_origin"
-        c, counts_table = t.c, t.link_counts
-        add, sub = t.index("_link_counts_add"), t.index("_link_counts_sub")
-        turn = t.index("_link_counts_turn")
+        c, turn = t.c, t.index("_link_counts_turn")
+        # m003's trigger functions, which counted every link
+        old_counts = [
+            sql.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION")
+            for sql in m003_link_counts(t, store.dim)
+            if sql.startswith("CREATE FUNCTION")
+        ]
         statements = [
             f"DROP TRIGGER {turn} ON {t.links}",
             f"DROP FUNCTION {turn}()",
-            f"""CREATE OR REPLACE FUNCTION {add}() RETURNS trigger LANGUAGE plpgsql AS $body$
-            BEGIN
-                INSERT INTO {counts_table} AS c (entity, n)
-                SELECT entity, count(*) FROM added GROUP BY entity ORDER BY entity
-                ON CONFLICT (entity) DO UPDATE SET n = c.n + excluded.n;
-                RETURN NULL;
-            END $body$""",
-            f"""CREATE OR REPLACE FUNCTION {sub}() RETURNS trigger LANGUAGE plpgsql AS $body$
-            BEGIN
-                UPDATE {counts_table} AS c SET n = c.n - r.n
-                FROM (SELECT entity, count(*) AS n FROM removed GROUP BY entity) r
-                WHERE c.entity = r.entity;
-                RETURN NULL;
-            END $body$""",
+            *old_counts,
             f"ALTER TABLE {t.links} DROP COLUMN own",
         ]
         run = store.db.run
