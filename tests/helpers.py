@@ -3,8 +3,10 @@ writer process for the concurrency tests."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from linkmem.extract.base import EntityKind, ExtractedEntity
@@ -48,3 +50,21 @@ def add_notes_from_process(settings: dict[str, Any], worker: int, start: Any) ->
             memory.add(f"Worker {worker} note {i}: we met Ana Lopez in Paris", user_id="team")
     finally:
         memory.close()
+
+
+def exported_rows(memory: Any, path: Path) -> list[dict[str, Any]]:
+    """``memory``'s export to ``path``, read back row by row."""
+    memory.export(path)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def older_export(memory: Any, folder: Path, version: int, field: str) -> Path:
+    """``memory``'s export as an older linkmem wrote it: format ``version``, no row with
+    ``field``."""
+    rows = exported_rows(memory, folder / "out.jsonl")
+    rows[0]["version"] = version
+    for row in rows:
+        row.pop(field, None)
+    path = folder / f"v{version}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path

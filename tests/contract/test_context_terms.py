@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers import exported_rows, older_export
 
 from linkmem import staged_write
 from linkmem.rank import bm25
@@ -168,8 +169,7 @@ def test_check_finds_and_repairs_broken_context_bookkeeping(make_memory):
 def test_export_and_import_keep_the_context(make_memory, tmp_path: Path):
     source = make_memory()
     ids = ids_of(source.add_batch(TEXTS, user_id="u"))
-    source.export(tmp_path / "out.jsonl")
-    lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    lines = exported_rows(source, tmp_path / "out.jsonl")
     memories = [row for row in lines if row["type"] == "memory"]
     assert all(row["context"] for row in memories) and lines[0]["version"] >= 2
     target = make_memory(collection="r_" + uuid.uuid4().hex[:12])
@@ -186,14 +186,9 @@ def test_export_and_import_keep_the_context(make_memory, tmp_path: Path):
 def test_an_export_without_context_imports_as_before(make_memory, tmp_path: Path):
     source = make_memory()
     ids = ids_of(source.add_batch(TEXTS, user_id="u"))
-    source.export(tmp_path / "out.jsonl")
-    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
-    rows[0]["version"] = 1
-    for row in rows:
-        row.pop("context", None)
-    (tmp_path / "v1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    older = older_export(source, tmp_path, 1, "context")
     target = make_memory(collection="r_" + uuid.uuid4().hex[:12])
-    target.restore(tmp_path / "v1.jsonl")
+    target.restore(older)
     assert all(not p.context for p in target.store.postings_of(ids).values())
     assert target.check()["ok"]
 
@@ -202,8 +197,7 @@ def test_an_export_without_context_imports_as_before(make_memory, tmp_path: Path
 def test_a_damaged_context_is_refused(make_memory, tmp_path: Path, weight):
     source = make_memory()
     source.add_batch(TEXTS[:3], user_id="u")
-    source.export(tmp_path / "out.jsonl")
-    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    rows = exported_rows(source, tmp_path / "out.jsonl")
     rows[1]["context"] = {"puppi": weight}
     text = "".join(json.dumps(r) + "\n" for r in rows).replace("Infinity", "1e999")
     (tmp_path / "bad.jsonl").write_text(text)

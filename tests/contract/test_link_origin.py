@@ -7,11 +7,11 @@ origin (SQLite m005, PostgreSQL m007) opens with every link own.
 
 from __future__ import annotations
 
-import json
 import uuid
 from pathlib import Path
 
 import pytest
+from helpers import exported_rows, older_export
 
 from linkmem.config import RetrievalConfig
 from linkmem.entities.hop import hop_targets
@@ -146,8 +146,7 @@ def test_an_update_relinks_from_the_new_text_alone(make_memory):
 def test_export_and_import_keep_the_origin(make_memory, tmp_path: Path):
     source = make_memory(retrieval=BACK)
     named, refers = ids_of(source.add_batch(TRIP, user_id="u"))
-    source.export(tmp_path / "out.jsonl")
-    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    rows = exported_rows(source, tmp_path / "out.jsonl")
     links = [r for r in rows if r["type"] == "link"]
     assert sorted(r.get("inherited", False) for r in links) == [False, False, True, True]
     target = make_memory(collection="r_" + uuid.uuid4().hex[:12])
@@ -161,14 +160,9 @@ def test_export_and_import_keep_the_origin(make_memory, tmp_path: Path):
 def test_an_older_export_imports_every_link_as_own(make_memory, tmp_path: Path):
     source = make_memory(retrieval=BACK)
     named, refers = ids_of(source.add_batch(TRIP, user_id="u"))
-    source.export(tmp_path / "out.jsonl")
-    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
-    rows[0]["version"] = 2
-    for row in rows:
-        row.pop("inherited", None)
-    (tmp_path / "v2.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    older = older_export(source, tmp_path, 2, "inherited")
     target = make_memory(collection="r_" + uuid.uuid4().hex[:12])
-    target.restore(tmp_path / "v2.jsonl")
+    target.restore(older)
     assert counts(target) == {"Leo": 2, "Lisbon": 2}
     assert own_links(target, entity_ids(target)["Leo"]) == [named, refers]
 
