@@ -126,12 +126,10 @@ class LazyExtractor:
 
 
 def load_models(embedder: Embedder, extractor: object | None) -> None:
-    """Load both models of a command that will run them: the spaCy pipeline on a side
-    thread while this one builds the embedder's ONNX session (onnxruntime releases the GIL
-    while it builds). Cold ``linkmem search``, 9 interleaved runs at load 10-14 with the
-    cached optimised model: first output 3.15 -> 2.46 s median (2.03 -> 1.83 s quietest),
-    peak RSS 271 -> 274 MB (the cached model's session peaks lower than building one did).
-    A search runs the embedder only (``linkmem.encoding.encode_query``)."""
+    """Load the models of a command that will run them: the spaCy pipeline (when
+    ``extractor`` is given) on a side thread while this one builds the embedder's ONNX
+    session. The build holds the GIL, so the two overlap only where spaCy's loading waits on
+    files. A search runs the embedder only (``linkmem.encoding.encode_query``)."""
     start = getattr(extractor, "load_in_background", None)
     if start is not None:
         start()
