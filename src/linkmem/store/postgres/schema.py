@@ -218,6 +218,16 @@ def m007_link_origin(t: Tables, dim: int) -> list[str]:
     ]
 
 
+def m008_memory_seq(t: Tables, dim: int) -> list[str]:
+    """Each memory's ``seq`` by its id in an index of its own: the memory lists of entities
+    (``memories_of_entities``, and a search's lists of the entities near the query, in memory
+    seq order) read it from the index instead of each memory's row (a heap page per memory,
+    its vector beside it). In the 10k-memory scope of ``bench_scale`` the nearest entities'
+    lists join ~2,600 links to their memories; their statement took 2.47 instead of 3.32 ms
+    (mean of 99 searches, EXPLAIN ANALYZE, load ~3.5)."""
+    return [f"CREATE INDEX IF NOT EXISTS {t.index('_id_seq')} ON {t.mem} (id) INCLUDE (seq)"]
+
+
 Migration = Callable[[Tables, int], list[str]]
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -227,6 +237,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m005_context_terms", m005_context_terms),
     ("m006_posting_lengths", m006_posting_lengths),
     ("m007_link_origin", m007_link_origin),
+    ("m008_memory_seq", m008_memory_seq),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
