@@ -5,7 +5,10 @@ transaction on it; nested blocks, and every statement run inside, reuse that con
 statement run outside any block is its own transaction (autocommit); ``connection()`` keeps one
 pooled connection for a group of such statements (one checkout instead of one per statement).
 
-Outages: a dead pooled connection fails the pool's check and is replaced; a wait for a pooled
+Outages: a dead pooled connection fails the pool's check (a round trip) and is replaced; a
+block that takes its connection unchecked (``connection(checked=False)``, a search's reads)
+finds it dead on its first statement instead, and the connection is closed so the pool
+replaces it; the caller may then run the block again on a checked one. A wait for a pooled
 connection longer than ``PROBE_AFTER`` probes the server with a direct connect, so a server that
 does not answer raises ``BackendUnavailable`` within a few seconds, while a server that answers
 means the pool is busy (``StoreError`` after ``POOL_TIMEOUT``). The pool gives up re-creating a
@@ -109,6 +112,7 @@ class Database:
         self._connect_timeout = _connect_timeout(dsn)
         self._answered_at = float("-inf")  # time.monotonic() of the last successful probe
         self._probe(self._connect_timeout)  # a wrong DSN fails here, with a clear message
+        self._local = threading.local()
         self.pool = ConnectionPool(
             dsn,
             min_size=max(0, pool_min),
@@ -121,7 +125,7 @@ class Database:
                 "prepare_threshold": None,
                 "connect_timeout": self._connect_timeout,
             },
-            check=ConnectionPool.check_connection,
+            check=self._check,
             timeout=POOL_TIMEOUT,
             reconnect_timeout=RECONNECT_TIMEOUT,
             open=False,
@@ -134,7 +138,6 @@ class Database:
             raise BackendUnavailable(
                 f"cannot fill the connection pool for {self.location}; {_CHECK}"
             ) from e
-        self._local = threading.local()
 
     def _probe(self, timeout: int) -> None:
         """Connect once, directly: ``BackendUnavailable`` saying why when the server does not
@@ -153,7 +156,20 @@ class Database:
             ) from e
         self._answered_at = time.monotonic()
 
-    def _checkout(self) -> Any:
+    def _check(self, conn: Any) -> None:
+        """The pool's check of a connection it hands out (a round trip), unless this thread
+        takes it unchecked (``_unchecked``)."""
+        if not getattr(self._local, "unchecked", False):
+            ConnectionPool.check_connection(conn)
+
+    def _getconn(self, timeout: float, checked: bool) -> Any:
+        self._local.unchecked = not checked
+        try:
+            return self.pool.getconn(timeout=timeout)
+        finally:
+            self._local.unchecked = False
+
+    def _checkout(self, checked: bool = True) -> Any:
         """A pooled connection. While none is free the server is probed every ``PROBE_AFTER``
         seconds: ``BackendUnavailable`` as soon as it does not answer, ``PoolTimeout`` after
         ``POOL_TIMEOUT`` when it does (every connection is busy)."""
@@ -161,7 +177,7 @@ class Database:
         while True:
             wait = min(PROBE_AFTER, deadline - time.monotonic())
             try:
-                return self.pool.getconn(timeout=max(wait, 0.0))
+                return self._getconn(max(wait, 0.0), checked)
             except PoolTimeout:
                 if time.monotonic() >= deadline:
                     raise
@@ -172,43 +188,58 @@ class Database:
                 # again at once) instead of one per checkout.
                 self.pool.check()
 
+    def holds_connection(self) -> bool:
+        """Whether this thread is inside a block that holds a connection (``connection()``
+        then yields that one)."""
+        return getattr(self._local, "conn", None) is not None
+
     @contextmanager
-    def connection(self) -> Iterator[Any]:
+    def connection(self, checked: bool = True) -> Iterator[Any]:
         """This thread's connection: the one of its open block, else one from the pool for the
-        duration of this block (autocommit: each statement is its own transaction)."""
+        duration of this block (autocommit: each statement is its own transaction). Not
+        ``checked``: taken from the pool without its check, a round trip (see the module
+        docstring)."""
         current = getattr(self._local, "conn", None)
         if current is not None:
             yield current
             return
         try:
-            conn = self._checkout()
+            conn = self._checkout(checked)
         except PoolTimeout as e:
             raise wrap_error(e, self.location) from e
         self._local.conn = conn
         try:
             yield conn
         except psycopg.Error as e:
-            raise wrap_error(e, self.location) from e
+            raise self._failed(conn, e) from e
         finally:
             self._local.conn = None
             self.pool.putconn(conn)
 
     @contextmanager
-    def spare_connection(self) -> Iterator[Any | None]:
+    def spare_connection(self, checked: bool = True) -> Iterator[Any | None]:
         """Another pooled connection for statements that can run beside this thread's, when
         one is free at once; None otherwise (the pool then opens one for later calls, up to
-        its maximum)."""
+        its maximum). ``checked`` as for ``connection``."""
         try:
-            conn = self.pool.getconn(timeout=SPARE_WAIT)
+            conn = self._getconn(SPARE_WAIT, checked)
         except PoolTimeout:
             yield None
             return
         try:
             yield conn
         except psycopg.Error as e:
-            raise wrap_error(e, self.location) from e
+            raise self._failed(conn, e) from e
         finally:
             self.pool.putconn(conn)
+
+    def _failed(self, conn: Any, e: psycopg.Error) -> Exception:
+        """The linkmem error for ``e`` on ``conn``; a connection lost is closed first, so
+        the pool replaces it (libpq may not have seen the end of it yet)."""
+        error = wrap_error(e, self.location)
+        if isinstance(error, BackendUnavailable):
+            conn.close()
+        return error
 
     def in_transaction(self) -> bool:
         return getattr(self._local, "in_transaction", False)

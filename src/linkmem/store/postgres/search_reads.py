@@ -1,4 +1,4 @@
-"""One search's reads in at most four round trips, plus the pool's check of the connection.
+"""One search's reads in at most four round trips (``search_connections`` takes them).
 
 The plain store answers each read of a search with its own statements (scope lookup, BEGIN,
 settings, query, COMMIT): about 13 round trips, one after another. ``SearchReads`` fetches them
@@ -60,26 +60,6 @@ Ranked = list[tuple[str, float]]
 #: of the pool's (63.5 vs 56.0 ms, 100 searches interleaved, load ~15); in its 100-memory
 #: scopes everything at once stays cheaper (31.7 vs 33.5 ms).
 KEYWORD_ALL = 1000
-
-
-@contextmanager
-def search_reads(store: Any, plan: SearchPlan) -> Iterator[SearchReads]:
-    """A ``SearchReads`` over one pooled connection, its first two batches fetched."""
-    with store.db.connection() as conn, _spare(store.db) as side:
-        reads = SearchReads(store, plan, conn, side)
-        reads.fetch_first()
-        yield reads
-
-
-@contextmanager
-def _spare(db: Any) -> Iterator[Any | None]:
-    """A second connection for the statements that run beside the first's, unless the search
-    runs inside an open transaction (its reads must see that transaction's writes)."""
-    if db.in_transaction():
-        yield None
-        return
-    with db.spare_connection() as side:
-        yield side
 
 
 class SearchReads:

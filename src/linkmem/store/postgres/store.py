@@ -15,7 +15,8 @@ from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.entities import EntityTables
 from linkmem.store.postgres.keys import KeyTables
 from linkmem.store.postgres.memories import MemoryTables
-from linkmem.store.postgres.search_reads import SearchReads, search_reads
+from linkmem.store.postgres.search_connections import search_reads
+from linkmem.store.postgres.search_reads import SearchReads
 from linkmem.store.postgres.sql import Tables
 from linkmem.store.postgres.transfer import TransferTables
 from linkmem.store.prefetch import SearchPlan
