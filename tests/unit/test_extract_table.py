@@ -30,6 +30,7 @@ TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
     ("Anna Lee: we land in Paris.", {("Anna Lee", P), ("Paris", P)}),
     ("Alice: Max is a golden retriever.", {("Alice", P), ("Max", P), ("golden retriever", T)}),
     ("Alice: Congratulations! Max and I watched it.", {("Alice", P), ("Max", P)}),
+    ("Jon: Looking forward to the match on Sunday!", {("Jon", P)}),
     ("Note: buy milk tomorrow.", set()),
     ("Melanie: Glad I came, Caroline!", {("Melanie", P)}),
     ("Caroline: Sounds great, Mel! I'm glad you had a great time.", {("Caroline", P)}),
@@ -39,8 +40,24 @@ TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
     ("Caroline: Sounds great, Mel! Glad you had a great time.", set()),
     ("Gina: How did the opening go?", set()),
     ("Alice: What time is my flight?", {("Alice", P)}),
-    ("Jon: Looking forward to it!", {("Jon", P)}),
     ("Cool, Melanie! Running can boost your mood.", set()),
+    # ... nor one that says next to nothing (small talk, at most two content words), unless
+    # its speaker is its subject or owner ("Max and I watched it" above)
+    ("Jon: Looking forward to it!", set()),
+    ("Bob: Haha, of course.", set()),
+    ("Bob: Keep me posted.", set()),
+    ("Ines: That's so annoying.", set()),
+    ("Melanie: Wow, great pics!", set()),
+    # a name exclaimed after a "who" question answers it; "Meet" introduces a name
+    ("Guess who learned to ring the bell by the door? Benji!", {("Benji", P)}),
+    ("Pablo: Guess who learned to ring the bell? Benji!", {("Benji", P)}),
+    ("Who won the raffle? Anna!", {("Anna", P)}),
+    ("I adopted a dog from the shelter yesterday. Meet Benji!", {("Benji", P)}),
+    ("Meet Tom and Anna at the station.", {("Tom", P), ("Anna", P)}),
+    # ... while a name called out alone still addresses the listener
+    ("Benji! Stop chewing that.", set()),
+    ("Where are you? Mel!", set()),
+    ("Did you get my text? Thanks, Mel!", set()),
     ("Great Britain is an island.", {("Great Britain", P)}),
     ("Re: our trip to Lisbon", {("Lisbon", P)}),
     ("I met Tom, Bob, and Anna in Paris.", {("Tom", P), ("Bob", P), ("Anna", P), ("Paris", P)}),

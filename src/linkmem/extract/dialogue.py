@@ -8,6 +8,7 @@ or speaks of the listener ("What made you pick it?") is not about its speaker.
 
 from __future__ import annotations
 
+from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.tokens import Doc, Token
 
 #: Words that open a greeting or thanks and are often tagged as part of the following name.
@@ -22,17 +23,28 @@ REPLY_OPENERS: frozenset[str] = GREETINGS | frozenset(
     """glad cool awesome nice great amazing wonderful lovely definitely absolutely totally
     agreed wanna gonna gotta oof woohoo yikes phew""".split()
 )
+#: Words that introduce the name after them ("Meet Benji!"): not a greeting, not an address.
+INTRODUCERS: frozenset[str] = frozenset({"meet"})
 FIRST_PERSON: frozenset[str] = frozenset("i me my mine myself we us our ours ourselves".split())
+#: The speaker as subject or owner ("I", "my", "we"): a message with one speaks of them.
+SELF: frozenset[str] = FIRST_PERSON - {"me", "us"}
 SECOND_PERSON: frozenset[str] = frozenset("you your yours yourself yourselves ya".split())
 _CLOSING = {",", "!", "?", ".", ";", ":"}
 _FINITE = frozenset({"VBZ", "VBD", "VBP", "MD"})
 _PHRASE_OPENERS = frozenset({"DT", "PRP$", "NNP", "JJ", "CD"})  # "our", "the", "Anna's"
+_WHO = frozenset({"who", "whom", "whose"})
+_CONTENT_POS = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM"})
+#: A message with at most this many content words says nothing of its speaker (``says_little``).
+SMALL_TALK_WORDS = 2
 
 
 def strip_greeting(toks: list[Token]) -> list[Token]:
     """Drop leading greeting words (and commas after them) from a name span; a span that is
-    only a greeting ("Woah") becomes empty."""
+    only a greeting ("Woah") becomes empty. An introducing "Meet" the tagger read as part of
+    the name ("Meet Benji!") goes too."""
     while toks and (toks[0].lower_ in GREETINGS or toks[0].text == ","):
+        toks = toks[1:]
+    if len(toks) > 1 and toks[0].lower_ in INTRODUCERS:
         toks = toks[1:]
     return toks
 
@@ -48,7 +60,7 @@ def is_vocative(toks: list[Token]) -> bool:
     closes = after is None or after.text in _CLOSING
     if before is None or toks[0].is_sent_start:
         opens = after is not None and after.text in {",", "!"}
-        return opens and not _listed(after) and not _apposition(after)
+        return opens and not _listed(after) and not _apposition(after) and not _answer(toks)
     if _interjection(before):
         return closes
     if (
@@ -79,6 +91,18 @@ def _apposition(comma: Token) -> bool:
     return nominal and not clause and goes_on  # "Anna, my cousin, and I went"
 
 
+def _answer(toks: list[Token]) -> bool:
+    """A name exclaimed on its own right after a "who" question answers it: "Guess who
+    learned to ring the bell? Benji!" names the one who did; "Where are you? Mel!" calls."""
+    doc = toks[0].doc
+    first, end = toks[0].i, toks[-1].i + 1
+    if end >= len(doc) or doc[end].text != "!" or first == 0 or doc[first - 1].text != "?":
+        return False
+    if end + 1 < len(doc) and not doc[end + 1].is_sent_start:
+        return False  # "Benji! Stop that" goes on: a call
+    return any(t.lower_ in _WHO for t in doc[first - 1].sent)
+
+
 def _exclaims(after: Token | None) -> bool:
     return after is not None and after.text in ("!", "?")
 
@@ -92,6 +116,26 @@ def _listed(comma: Token) -> bool:
 
 def _interjection(tok: Token) -> bool:
     return tok.lower_ in GREETINGS or tok.pos_ == "INTJ"
+
+
+def says_little(doc: Doc) -> bool:
+    """At most ``SMALL_TALK_WORDS`` content words (nouns, names, numbers, verbs, adjectives
+    that are neither stop words nor chat openers): "Haha, of course.", "Keep me posted.",
+    "Wow, that's awesome!". Such a message is not about its speaker, and linking its label
+    let a question that names the wrong person lift that person's small talk over the
+    answer ("What breed is Ines's dog?" when Pablo has the dog). A message in which the
+    speaker is subject or owner ("Max and I watched it", "What time is my flight?") is about
+    them, however short."""
+    content = 0
+    for tok in doc:
+        low = tok.lower_
+        if low in SELF:
+            return False
+        if tok.pos_ in _CONTENT_POS and tok.is_alpha and low not in STOP_WORDS:
+            content += low not in REPLY_OPENERS
+            if content > SMALL_TALK_WORDS:
+                return False
+    return True
 
 
 def about_listener(doc: Doc) -> bool:

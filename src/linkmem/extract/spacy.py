@@ -7,7 +7,7 @@ from typing import Any
 
 from linkmem.errors import ConfigError
 from linkmem.extract.base import EntityKind, ExtractedEntity, normalise_key
-from linkmem.extract.dialogue import about_listener
+from linkmem.extract.dialogue import about_listener, says_little
 from linkmem.extract.lexicon import LEADING_STRIP
 from linkmem.extract.pipeline import lemmatizer_for, load_pipeline, pipeline_info, run_lock
 from linkmem.extract.products import english_words
@@ -87,7 +87,7 @@ class SpacyEntityExtractor:
 
     def _entities(self, doc: Any, body: str, speaker: Candidate | None) -> list[ExtractedEntity]:
         found = resolve(candidates(doc, body, self._lemmatize, self._english))
-        if speaker is not None and not about_listener(doc):
+        if speaker is not None and not (about_listener(doc) or says_little(doc)):
             found = [speaker, *(c for c in found if c.key != speaker.key)]
         return [ExtractedEntity(c.text, c.kind) for c in self._cap(found)]
 
