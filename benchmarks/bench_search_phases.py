@@ -7,16 +7,21 @@ One SQLite store, one scope holding each of ``--sizes`` memories (``bench_core.m
 entities on, the default models loaded once). Each query is timed as a whole
 (``Memory.search``, top_k 10; wall time, and the CPU time of all the process's threads, which
 a busy machine inflates less) and by step, by wrapping the functions ``run_search`` calls:
-the query's model (``encode_query``: the query's embedding, with its name runs when the
-config embeds any; no NER), the prefetch of the search's reads, the lookup of the query's
-keys among the stored entities (``entity_keys``), dense candidates, BM25 candidates, the
-entity signal, fusion (with the exact scores it completes), the second hop, the records,
+the query's model (``query_models``: the query's embedding, with its name runs when the
+config embeds any; no NER; it runs on a side thread beside the store reads, and
+``vector_wait`` is how long the search then still waits for it), the prefetch of the
+search's reads, the lookup of the query's keys among the stored entities (``entity_keys``),
+dense candidates (``dense``, which includes the wait), BM25 candidates, the entity signal
+(``entities``: the matched entities and their links, ``hubs``: the hub entities' links to
+the candidates), fusion (with the exact scores it completes), the second hop, the records,
 and the rest (validation, result dicts). Steps are medians over the queries, so they need
 not add up to the total's median.
 
 Variants run interleaved, ``--rounds`` times, each round and variant on queries not searched
 before (so the embedder's memo answers recurring names, never a query):
 - ``shipped``: the defaults, one onnxruntime thread per call;
+- ``serial``: the query's embedding waited for as soon as it starts, before any store read
+  (what searches did before the embedding ran beside the store reads);
 - ``intra2``: the same with the session of two intra-op threads (as before fe18f66);
 - ``names2``: two name runs of the query embedded with it (``query_names_embedded`` 2);
 - ``no_memo``: the embedder's memo of short texts' vectors off;
@@ -39,17 +44,17 @@ from pathlib import Path
 
 from bench_core import Models, make_queries, make_texts
 
+import linkmem.encoding as encoding_module
 import linkmem.search as search_module
 from linkmem.config import with_retrieval
 from linkmem.embed import onnx
 from linkmem.embed.vector_cache import VectorCache
 
 STEPS = {
-    "encode_query": "query_models",
     "_entity_vectors": "entity_keys",
     "_dense": "dense",
     "_keyword": "bm25",
-    "entity_boosts": "entities",
+    "match_entities": "entities",
     "hop_targets": "hop",
 }
 
@@ -75,6 +80,11 @@ def instrument(clock: Clock) -> None:
     for attr, name in STEPS.items():
         setattr(search_module, attr, clock.wrap(name, getattr(search_module, attr)))
     search_module._Scores.fuse = clock.wrap("fusion", search_module._Scores.fuse)
+    matched = search_module.MatchedEntities
+    matched.read_hub_links = clock.wrap("hubs", matched.read_hub_links)
+    encoding_module._query_rows = clock.wrap("query_models", encoding_module._query_rows)
+    query = encoding_module.QueryEncoding
+    query.vector = clock.wrap("vector_wait", query.vector)
     original_reads = search_module._reads
 
     @contextmanager
@@ -103,6 +113,7 @@ def instrument(clock: Clock) -> None:
 #: The variants (see the module docstring): retrieval constants changed from the defaults.
 VARIANTS: dict[str, dict] = {
     "shipped": {},
+    "serial": {},
     "intra2": {},
     "names2": {"query_names_embedded": 2},
     "no_memo": {},
@@ -117,6 +128,13 @@ def intra_op_session(threads: int):
     options.intra_op_num_threads = threads
     path = onnx.default_model_path()
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def start_serial(*args, **kwargs):
+    """``start_query`` waited for at once (the ``serial`` variant)."""
+    encoding = encoding_module.start_query(*args, **kwargs)
+    encoding.rows.result()
+    return encoding
 
 
 def run(memory, queries: list[str], clock: Clock) -> dict:
@@ -152,6 +170,9 @@ def bench_size(memory, models, n_queries: int, size: int, rounds: int, clock: Cl
             embedder.vector_cache = VectorCache(0) if name == "no_memo" else memo
             if name == "sql_bm25":
                 memory.store.keyword_table = lambda stats, scope: None
+            search_module.start_query = (
+                start_serial if name == "serial" else encoding_module.start_query
+            )
             results[name].append(run(memory, queries, clock))
             vars(memory.store).pop("keyword_table", None)
     embedder._session, embedder.vector_cache = shipped_session, memo

@@ -8,7 +8,8 @@ the batch; the entity names found in one chunk ride in the next chunk's embeddin
 A long text is read within a budget (``linkmem.long_texts``): its head and tail.
 
 A query needs no NER (``encode_query``): its entities are looked up among the stored ones
-(``linkmem.entities.query_entities``), so only the embedder runs.
+(``linkmem.entities.query_entities``), so only the embedder runs, on a side thread while the
+search reads what does not need the query's vector (``start_query``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from linkmem.embed.base import Embedder
 from linkmem.entities.linker import EntityCollector, LinkPlan
 from linkmem.entities.query_entities import QueryEntities, key_spans, name_runs
 from linkmem.extract.base import EntityExtractor, ExtractedEntity
+from linkmem.side_threads import Beside
 
 #: Texts per model call. Small enough to bound memory and let NER start at once, large
 #: enough that each call is efficient (the ONNX embedder batches 64 texts at a time).
@@ -87,6 +89,48 @@ def _embed_beside(
 
 def _stack(rows: list[np.ndarray], dim: int) -> np.ndarray:
     return np.concatenate(rows) if rows else np.zeros((0, dim), dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class QueryEncoding:
+    """A query's embedding under way beside the caller, and its entity spans (known at once;
+    the vectors of its name runs, if the config embeds any, come with the query's)."""
+
+    rows: Beside[tuple[np.ndarray, np.ndarray]]  # the query's vector, its name runs' rows
+    entities: QueryEntities | None
+
+    def vector(self) -> np.ndarray:
+        """The query's vector (waits for the embedding; the same array on every call)."""
+        return self.rows.result()[0]
+
+
+def start_query(
+    query: str, embedder: Embedder, config: RetrievalConfig, entities: bool = True
+) -> QueryEncoding:
+    """``encode_query``, its embedding started on the side pool (``side_threads.Beside``)."""
+    if not entities:
+        return QueryEncoding(Beside(lambda: _query_rows(embedder, [query])), None)
+    read = long_texts.budget_of(config).for_entities([query])[0]  # as a write's NER reads
+    names = name_runs(read, config.query_names_embedded)
+    texts = [query, *(text for _, text in names)]
+    rows = Beside(lambda: _query_rows(embedder, texts))
+    name_vectors = (lambda: rows.result()[1]) if names else _no_rows(embedder.dim)
+    found = QueryEntities(
+        tuple(key_spans(read, config.query_entity_words)),
+        tuple(run for run, _ in names),
+        name_vectors,
+        config.max_query_entities,
+    )
+    return QueryEncoding(rows, found)
+
+
+def _query_rows(embedder: Embedder, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    vectors = embedder.embed_batch(texts)
+    return vectors[0], vectors[1:]
+
+
+def _no_rows(dim: int) -> np.ndarray:
+    return np.zeros((0, dim), dtype=np.float32)
 
 
 def encode_query(

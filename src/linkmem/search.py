@@ -11,10 +11,9 @@ import numpy as np
 
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
-from linkmem.encoding import encode_query
-from linkmem.entities.boost import EntitySignal, entity_boosts
+from linkmem.encoding import QueryEncoding, start_query
+from linkmem.entities.boost import EntitySignal, MatchedEntities, match_entities
 from linkmem.entities.hop import hop_targets
-from linkmem.entities.query_entities import QueryEntities
 from linkmem.errors import InvalidInput
 from linkmem.filters import Node
 from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_all
@@ -74,15 +73,17 @@ def run_search(
 ) -> list[Hit]:
     """The search ``request`` asks for. With the entity signal, the query's entities are
     the stored entities its words name (``linkmem.entities.query_entities``): no NER model
-    runs at search time."""
+    runs at search time. The query's embedding runs on a side thread while this one reads
+    what does not need its vector (``_search``); the store is read from this thread only,
+    so a search inside the caller's open transaction sees it."""
     pool = max(config.pool_factor * request.top_k, config.pool_min)
-    use_entities = request.signals.entities
-    vector, entities = encode_query(request.query, embedder, config, use_entities)
-    terms = query_terms(request.query)
-    plan = _plan(request, vector, terms, entities, pool, config)
-    with _reads(store, plan) as store:
-        entity_vectors = _entity_vectors(request, store, plan)
-        return _search(request, store, plan, config, entity_vectors)
+    encoding = start_query(request.query, embedder, config, request.signals.entities)
+    try:
+        plan = _plan(request, encoding, embedder.dim, query_terms(request.query), pool, config)
+        with _reads(store, plan) as store:
+            return _search(request, store, plan, config)
+    finally:
+        encoding.rows.cancel()  # not wanted when the search failed before it started
 
 
 def _entity_vectors(request: SearchRequest, store: Store, plan: SearchPlan) -> np.ndarray | None:
@@ -108,16 +109,17 @@ def _reads(store: Store, plan: SearchPlan) -> Iterator[Store]:
 
 def _plan(
     request: SearchRequest,
-    vector: np.ndarray,
+    encoding: QueryEncoding,
+    dim: int,
     terms: list[str],
-    entities: QueryEntities | None,
     pool: int,
     config: RetrievalConfig,
 ) -> SearchPlan:
     return SearchPlan(
         scope=request.scope,
         filters=request.filters,
-        vector=vector,
+        query_vector=encoding.vector,
+        dim=dim,
         terms=terms,
         pool=pool,
         dense=request.signals.dense,
@@ -126,28 +128,30 @@ def _plan(
         entity_min_similarity=config.entity_search_min_similarity,
         specific_max_links=config.entity_pool_max_links,
         hop_max_links=config.hop_max_links if config.hop_weight > 0 else 0,
-        entities=entities,
+        entities=encoding.entities,
     )
 
 
 def _search(
-    request: SearchRequest,
-    store: Store,
-    plan: SearchPlan,
-    config: RetrievalConfig,
-    entity_vectors: np.ndarray | None,
+    request: SearchRequest, store: Store, plan: SearchPlan, config: RetrievalConfig
 ) -> list[Hit]:
-    vector, terms, pool = plan.vector, plan.terms, plan.pool
-    scores = _Scores(request, store, vector, terms, config)
-    scores.dense.update(_dense(request, store, vector, pool))
-    scores.keyword.update(_keyword(request, store, terms, pool))
+    scores = _Scores(request, store, plan, config)
+    # What needs no query vector, while the embedding runs: BM25, the matched entities, the
+    # BM25 of the memories they pull in, their hubs' links to these.
+    scores.keyword.update(_keyword(request, store, plan.terms, plan.pool))
+    matched = _matched_entities(request, store, plan, config)
+    widen = matched.widen if matched is not None else set()
+    scores.complete_keyword(widen)
+    if matched is not None:
+        matched.read_hub_links(store, scores.keyword)
+    scores.dense.update(_dense(request, store, plan.vector, plan.pool))  # waits for the vector
     entities = EntitySignal()
-    if entity_vectors is not None:
-        found = {*scores.dense, *scores.keyword}
-        entities = entity_boosts(entity_vectors, request.scope, store, config, found)
+    if matched is not None:
+        matched.read_hub_links(store, scores.dense)
+        entities = matched.signal(config)
     candidates = set(scores.dense) | set(scores.keyword) | entities.widen
     scored = scores.fuse(candidates, entities.boosts)
-    if entity_vectors is not None:
+    if matched is not None:
         hops = hop_targets([mid for mid, _ in scored], entities.matched, store, config)
         if hops:
             scored = scores.fuse(candidates | set(hops), entities.boosts, hops)
@@ -164,6 +168,16 @@ def _search(
         Hit(r, score, replace(parts, score=score, time_boost=time_boosts.get(r.id, 0.0)))
         for r, score, parts in hits
     ]
+
+
+def _matched_entities(
+    request: SearchRequest, store: Store, plan: SearchPlan, config: RetrievalConfig
+) -> MatchedEntities | None:
+    """The stored entities the query matches (None: the entity signal is off)."""
+    entity_vectors = _entity_vectors(request, store, plan)
+    if entity_vectors is None:
+        return None
+    return match_entities(entity_vectors, request.scope, store, config)
 
 
 class _RecordReads:
@@ -192,14 +206,20 @@ class _Scores:
 
     request: SearchRequest
     store: Store
-    vector: np.ndarray
-    terms: list[str]
+    plan: SearchPlan
     config: RetrievalConfig
     dense: dict[str, float] = field(default_factory=dict)
     keyword: dict[str, float] = field(default_factory=dict)
 
     boosts: dict[str, tuple[float, str]] = field(default_factory=dict)
     hops: dict[str, str] = field(default_factory=dict)
+    _keyword_asked: set[str] = field(default_factory=set)  # BM25 read (a zero is not kept)
+
+    def complete_keyword(self, candidates: set[str]) -> None:
+        """BM25 for every candidate, so no score depends on whether it made the keyword top-N."""
+        missing = candidates - self._keyword_asked
+        _complete_keyword(self.request, self.store, self.plan.terms, missing, self.keyword)
+        self._keyword_asked |= missing
 
     def fuse(
         self,
@@ -208,16 +228,16 @@ class _Scores:
         hops: dict[str, str] | None = None,
     ) -> Ranked:
         """Every candidate's fused score, best first."""
-        _complete_dense(self.request, self.store, self.vector, candidates, self.dense)
-        _complete_keyword(self.request, self.store, self.terms, candidates, self.keyword)
+        _complete_dense(self.request, self.store, self.plan.vector, candidates, self.dense)
+        self.complete_keyword(candidates)
         eligible = [c for c in candidates if c in self.dense]  # dense scoring checked scope+filters
         self.boosts, self.hops = boosts, hops or {}
-        n_terms = len(self.terms)
+        n_terms = len(self.plan.terms)
         return fuse_all(eligible, self._dense(), self.keyword, n_terms, boosts, self.config, hops)
 
     def parts(self, memory_id: str) -> ScoreParts:
         """The parts of one result's score, as the last ``fuse`` computed it."""
-        return Fusion(len(self.terms), self.config).parts(
+        return Fusion(len(self.plan.terms), self.config).parts(
             self._dense().get(memory_id, 0.0),
             self.keyword.get(memory_id, 0.0),
             self.boosts.get(memory_id, NO_BOOST),

@@ -1,8 +1,8 @@
 """One process-wide pool of threads for work that runs beside a model call.
 
-A search extracts its query's entities while the embedder encodes the query: starting a
-thread for that costs ~1.5 ms, a tenth of a search, so the threads are kept; the ONNX
-embedder runs a large batch's chunks on them too. Callers wait only for their own futures,
+A search embeds its query on one while it reads the store (``Beside``): starting a thread
+for that costs ~1.5 ms, a tenth of a search, so the threads are kept; the ONNX embedder runs
+a large batch's chunks on them too. Callers wait only for their own futures,
 and a caller inside the pool (the embedder, called from a query's entity job) cancels what
 has not started and does that share itself, so the pool cannot deadlock on itself; it is
 sized for a server's concurrent searches, and its threads start only when needed. A forked
@@ -12,8 +12,13 @@ child gets a new pool (the parent's threads do not exist there).
 from __future__ import annotations
 
 import os
+import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 #: More than a server runs at once on a small machine; idle threads cost nothing but a stack.
 MAX_THREADS = 16
@@ -29,6 +34,43 @@ def side_pool() -> ThreadPoolExecutor:
         if _pool is None:
             _pool = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="linkmem-side")
         return _pool
+
+
+class Beside(Generic[T]):
+    """``work()`` started on the side pool, its value kept for ``result``. Whoever asks for
+    the value before a pool thread has started the work (a busy pool) does it itself, so
+    waiting for it never depends on a free pool thread.
+
+    The constructor returns once a pool thread has started the work (or after the
+    interpreter's switch interval): a caller that went on at once would hold the GIL in its
+    own Python code while the pool thread waits for it to begin, up to that interval (5 ms)
+    later, so a model call that releases the GIL would not run beside the caller at all."""
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        self._work = work
+        self._lock = threading.Lock()
+        self._done = False
+        self._value: T | None = None
+        started = threading.Event()
+
+        def start() -> T:
+            started.set()
+            return work()
+
+        self._future = side_pool().submit(start)
+        started.wait(sys.getswitchinterval())
+
+    def result(self) -> T:
+        """The value (the work's exception, if it raised); the same object on every call."""
+        with self._lock:
+            if not self._done:
+                self._value = self._work() if self._future.cancel() else self._future.result()
+                self._done = True
+            return self._value  # type: ignore[return-value]
+
+    def cancel(self) -> None:
+        """Drop the work if no pool thread has started it (its value is no longer wanted)."""
+        self._future.cancel()
 
 
 def _forget_pool_in_child() -> None:

@@ -36,18 +36,67 @@ def entity_boosts(
     collection. Specific entities (at most ``entity_pool_max_links`` links) boost and pull in
     all their memories; hub entities only boost the ``candidates`` other signals found and
     the memories pulled in, so their long link lists are never read."""
+    matched = match_entities(entity_vectors, scope, store, config)
+    matched.read_hub_links(store, candidates)
+    return matched.signal(config)
+
+
+def match_entities(
+    entity_vectors: np.ndarray, scope: Scope, store: Store, config: RetrievalConfig
+) -> MatchedEntities:
+    """The part of ``entity_boosts`` that needs no candidates: a search does it while the
+    query's embedding runs (``linkmem.search``)."""
     similarity = _similar_entities(entity_vectors, scope, store, config)
     if not similarity:
-        return EntitySignal()
+        return MatchedEntities(similarity, [], {}, set())
     records = store.get_entities(list(similarity))
     specific = [e for e in records if e.link_count <= config.entity_pool_max_links]
     hubs = {e.id: e for e in records if e.link_count > config.entity_pool_max_links}
     linked = store.memories_of_entities([e.id for e in specific])
     matches = [_match(e, similarity, linked.get(e.id, [])) for e in specific]
     widen = {mid for m in matches for mid in m.memory_ids}
-    if hubs:
-        matches += _hub_matches(store, hubs, similarity, set(candidates) | widen)
-    return EntitySignal(best_boosts(matches, config), widen, frozenset(similarity))
+    return MatchedEntities(similarity, matches, hubs, widen)
+
+
+class MatchedEntities:
+    """The stored entities a query matched: the specific ones with their memories (``widen``)
+    and the hubs, whose links are read only to the candidates (``read_hub_links``, in as
+    many parts as the candidates arrive)."""
+
+    def __init__(
+        self,
+        similarity: dict[str, float],
+        specific: list[EntityMatch],
+        hubs: dict[str, EntityRecord],
+        widen: set[str],
+    ) -> None:
+        self.similarity = similarity
+        self.specific = specific
+        self.hubs = hubs
+        self.widen = widen
+        self._asked: set[str] = set()
+        self._hub_links: dict[str, list[str]] = {}
+        self._hub_links_read = False
+
+    def read_hub_links(self, store: Store, candidates: Iterable[str]) -> None:
+        """Read the hubs' links to ``candidates`` and the widened memories not asked before."""
+        ids = [mid for mid in dict.fromkeys([*candidates, *self.widen]) if mid not in self._asked]
+        self._hub_links_read = True
+        if not self.hubs or not ids:
+            return
+        self._asked.update(ids)
+        for entity_id, linked in _links_among(store, list(self.hubs), ids).items():
+            self._hub_links.setdefault(entity_id, []).extend(linked)
+
+    def signal(self, config: RetrievalConfig) -> EntitySignal:
+        """The boosts of the specific entities and of the hubs (read so far)."""
+        if not self.similarity:
+            return EntitySignal()
+        assert self._hub_links_read, "read_hub_links first: the hubs boost the candidates"
+        linked = self._hub_links
+        hubs = [_match(e, self.similarity, linked[i]) for i, e in self.hubs.items() if i in linked]
+        matches = self.specific + hubs
+        return EntitySignal(best_boosts(matches, config), self.widen, frozenset(self.similarity))
 
 
 def _similar_entities(
@@ -75,16 +124,6 @@ def _match(
 ) -> EntityMatch:
     proper = entity.kind == EntityKind.PROPER
     return EntityMatch(entity.text, similarity[entity.id], entity.link_count, memory_ids, proper)
-
-
-def _hub_matches(
-    store: Store,
-    hubs: dict[str, EntityRecord],
-    similarity: dict[str, float],
-    candidates: set[str],
-) -> list[EntityMatch]:
-    per_hub = _links_among(store, list(hubs), list(candidates))
-    return [_match(hubs[eid], similarity, per_hub[eid]) for eid in hubs if per_hub.get(eid)]
 
 
 def _links_among(

@@ -15,7 +15,7 @@ from the store too, so a stored proper name earns the name boost.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +40,8 @@ class KeySpan:
 
 #: What the store says about an entity a query key found: its kind and vector.
 StoredEntity = tuple[str, np.ndarray]
+#: The vectors of a query's name runs, or what gives them once the query's embedding is done.
+NameVectors = np.ndarray | Callable[[], np.ndarray]
 
 
 def key_spans(query: str, max_words: int) -> list[KeySpan]:
@@ -141,11 +143,11 @@ def _name_like(word: str) -> bool:
 class QueryEntities:
     """A query's entity spans and the vectors of its name runs (embedded with the query), from
     which ``vectors`` makes the query's entity vectors once the store has said which keys it
-    holds."""
+    holds. Without name runs, no vector waits for the query's embedding."""
 
     spans: tuple[KeySpan, ...]
     names: tuple[KeySpan, ...]
-    name_vectors: np.ndarray
+    name_vectors: NameVectors
     limit: int
 
     @property
@@ -158,10 +160,13 @@ class QueryEntities:
         chosen = chosen_entities(list(self.spans), found, self.limit)
         rows = [np.asarray(vector, dtype=np.float32) for _, vector in chosen]
         covered = [s for s in self.spans if any(k in found for k in s.keys)]
-        for run, vector in zip(self.names, self.name_vectors, strict=True):
+        name_vectors = self.name_vectors
+        if callable(name_vectors):
+            name_vectors = name_vectors()
+        for run, vector in zip(self.names, name_vectors, strict=True):
             if not any(_overlap(run, s) for s in covered):
                 rows.append(np.asarray(vector, dtype=np.float32))
-        dim = self.name_vectors.shape[1]
+        dim = name_vectors.shape[1]
         return np.stack(rows[: self.limit]) if rows else np.zeros((0, dim), dtype=np.float32)
 
 

@@ -17,6 +17,7 @@ sources (``linkmem.entities.hop``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,11 +33,16 @@ class SearchPlan:
     ``dense`` / ``keyword``; with ``entities`` (the entity signal), the stored entities of
     its keys (``entities_by_key``), the entities near their vectors
     (``entities.vectors(found)``), and the links of entities with at most
-    ``specific_max_links`` (boosts) or ``hop_max_links`` (second hop) links."""
+    ``specific_max_links`` (boosts) or ``hop_max_links`` (second hop) links.
+
+    The query's vector may still be under way when the plan is made (``query_vector`` waits
+    for it and returns the same array each call): a view sends the reads that do not need it
+    first."""
 
     scope: Scope
     filters: Node | None
-    vector: np.ndarray
+    query_vector: Callable[[], np.ndarray]
+    dim: int
     terms: list[str]
     pool: int
     dense: bool
@@ -46,3 +52,8 @@ class SearchPlan:
     entity_min_similarity: float
     specific_max_links: int
     hop_max_links: int
+
+    @property
+    def vector(self) -> np.ndarray:
+        """The query's vector (waits for it)."""
+        return self.query_vector()

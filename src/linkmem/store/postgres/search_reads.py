@@ -71,7 +71,7 @@ class SearchReads:
         self._conn = conn
         self._side = side
         self._t = store.t
-        self._query = vector_literal(plan.vector)
+        self._query_literal: str | None = None  # the query's vector, once it has arrived
         self._terms = list(dict.fromkeys(plan.terms)) if plan.keyword else []
         self._links_max = max(plan.specific_max_links, plan.hop_max_links)
         self._dense_top: Ranked | None = None
@@ -97,11 +97,19 @@ class SearchReads:
         self._fetched: set[str] = set()  # memories whose cosine, BM25 and record are known
         self._scope_ids: list[int] | None = None
         # The query's entity vectors: those of the stored entities its keys find (round trip 0).
-        self._entity_vectors = np.zeros((0, len(plan.vector)), dtype=np.float32)
+        self._entity_vectors = np.zeros((0, plan.dim), dtype=np.float32)
         self._by_key: dict[str, tuple[str, np.ndarray]] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
+
+    @property
+    def _query(self) -> str:
+        """The query's vector as a literal (waits for the embedding: round trip 0, and the
+        vector-free reads of 1, are sent before)."""
+        if self._query_literal is None:
+            self._query_literal = vector_literal(self._plan.vector)
+        return self._query_literal
 
     # fetching --------------------------------------------------------------------------------
     def fetch_first(self) -> None:
@@ -114,12 +122,13 @@ class SearchReads:
         # With a second connection the dense read runs beside the others.
         conn, side = self._conn, self._side or self._conn
         with self._pipelines():
-            dense = self._read_only(side, self._queue_dense_top) if plan.dense else None
             conn.execute("BEGIN READ ONLY")
             top = max(plan.pool, n_docs + 1 if n_docs <= KEYWORD_ALL else 0)
             keyword = self._queue_keyword(conn, top) if self._terms else None
             near = self._queue_near(conn) if len(self._entity_vectors) else None
             conn.execute("COMMIT")
+            # Last: the dense read waits for the query's vector, the others run meanwhile.
+            dense = self._read_only(side, self._queue_dense_top) if plan.dense else None
         if dense is not None:
             self._dense_top = [(mid, float(sim)) for mid, sim in dense.fetchall()]
         if keyword is not None:

@@ -1,0 +1,49 @@
+"""``side_threads.Beside``: work started on the side pool, never waiting for a busy pool."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from linkmem.side_threads import MAX_THREADS, Beside, side_pool
+
+
+def test_the_value_is_the_works_and_the_same_object_each_time() -> None:
+    beside = Beside(lambda: [threading.current_thread().name])
+    first = beside.result()
+    assert first is beside.result()
+    assert first[0].startswith("linkmem-side")  # it ran on the pool
+
+
+def test_the_works_error_reaches_the_caller() -> None:
+    def fail() -> None:
+        raise ValueError("no model")
+
+    with pytest.raises(ValueError, match="no model"):
+        Beside(fail).result()
+
+
+def test_with_every_pool_thread_busy_the_caller_does_the_work() -> None:
+    release = threading.Event()
+    blockers = [side_pool().submit(release.wait, 30) for _ in range(MAX_THREADS)]
+    try:
+        beside = Beside(lambda: threading.current_thread().name)
+        assert beside.result() == threading.current_thread().name
+    finally:
+        release.set()
+        for blocker in blockers:
+            blocker.result(timeout=30)
+
+
+def test_cancelled_work_that_is_asked_for_after_all_runs_in_the_caller() -> None:
+    release = threading.Event()
+    blockers = [side_pool().submit(release.wait, 30) for _ in range(MAX_THREADS)]
+    try:
+        beside = Beside(lambda: 42)
+        beside.cancel()
+        assert beside.result() == 42
+    finally:
+        release.set()
+        for blocker in blockers:
+            blocker.result(timeout=30)
