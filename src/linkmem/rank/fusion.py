@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from linkmem.config import RetrievalConfig
 from linkmem.rank.bm25 import squasher
 from linkmem.rank.calibration import calibrated_cosine
@@ -171,6 +173,26 @@ class Fusion:
         hop = self._hop_weight * cosine if hop_entity else 0.0
         return bm25, hop, min(1.0, (base + boost + hop) / self._max_score)
 
+    # ``text`` and ``total`` of many results at once (``fuse_all``): the same operations.
+    def cosines(self, dense: np.ndarray) -> np.ndarray:
+        """``calibrated_cosine`` of each of ``dense``."""
+        if self._scale == 1.0:
+            return np.maximum(0.0, dense)
+        return np.maximum(0.0, 1.0 - (1.0 - dense) * self._scale)
+
+    def texts(self, cosines: np.ndarray, bm25_raw: list[float]) -> np.ndarray:
+        """``text`` of each result, from its calibrated cosine (``cosines``)."""
+        squash = self._squash  # math.exp, as ``text``: numpy's exp may differ in the last bit
+        bm25 = np.array([squash(raw) if raw > 0.0 else 0.0 for raw in bm25_raw])
+        return self._dense_weight * cosines + self._bm25_weight * bm25
+
+    def totals(
+        self, text: np.ndarray, cosines: np.ndarray, boost: np.ndarray, hopped: np.ndarray
+    ) -> np.ndarray:
+        """``total`` of each result; ``hopped``: whether the hop reached it."""
+        hop = np.where(hopped, self._hop_weight * cosines, 0.0)
+        return np.minimum(1.0, (text + boost + hop) / self._max_score)
+
 
 def fuse_all(
     candidates: Iterable[str],
@@ -183,17 +205,17 @@ def fuse_all(
 ) -> list[tuple[str, float]]:
     """Every candidate's score, best first (ties keep a stable id order); ``Fusion.parts``
     explains one. ``hops``: memory id -> the entity the hop followed to it. ``EntityBoosts``
-    have their names gated here, on these candidates' text scores."""
+    have their names gated here, on these candidates' text scores. Scored as arrays, each
+    step the same float64 operation as ``Fusion.score``'s, so the scores are its bit for bit."""
     hops = hops or {}
     fusion = Fusion(n_query_terms, config)
     ids = sorted(set(candidates))
-    text = [fusion.text(dense.get(mid, 0.0), bm25_raw.get(mid, 0.0)) for mid in ids]
+    cosines = fusion.cosines(np.array([dense.get(mid, 0.0) for mid in ids], dtype=np.float64))
+    text = fusion.texts(cosines, [bm25_raw.get(mid, 0.0) for mid in ids])
     if isinstance(boosts, EntityBoosts):
-        boosts.gate_names(dict(zip(ids, text, strict=True)))
-    total = fusion.total
-    scored = [
-        (mid, total(score, dense.get(mid, 0.0), boosts.get(mid, NO_BOOST)[0], hops.get(mid)))
-        for mid, score in zip(ids, text, strict=True)
-    ]
-    scored.sort(key=lambda item: -item[1])
-    return scored
+        boosts.gate_names(dict(zip(ids, text.tolist(), strict=True)))
+    boost = np.array([boosts.get(mid, NO_BOOST)[0] for mid in ids], dtype=np.float64)
+    hopped = np.array([bool(hops.get(mid)) for mid in ids], dtype=bool)
+    total = fusion.totals(text, cosines, boost, hopped)
+    scores = total.tolist()
+    return [(ids[i], scores[i]) for i in np.argsort(-total, kind="stable").tolist()]

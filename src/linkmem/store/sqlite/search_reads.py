@@ -2,7 +2,10 @@
 are read once, and every memory of the scope is scored once (from the cached postings,
 ``keyword_cache``), so the keyword top-k and completing the BM25 of hundreds of candidates are
 lookups. With a filter, when the query's terms have few postings in the scope, every matching
-memory is scored in one SQL pass. Every other read goes to the store."""
+memory is scored in one SQL pass. Without a filter, the scope's cached vector matrices are
+looked up once, as the view opens (before the query's vector has arrived), and serve the
+dense top-k and the exact cosines of the other candidates. Every other read goes to the
+store."""
 
 from __future__ import annotations
 
@@ -10,10 +13,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from linkmem.filters import Node
 from linkmem.store.prefetch import SearchPlan
 from linkmem.store.sqlite.keyword import KeywordStats
 from linkmem.store.sqlite.keyword_cache import KeywordScores
+from linkmem.store.vectors import ScopeMatrix, score_ids, top_k_many
 from linkmem.types import Scope
 
 Ranked = list[tuple[str, float]]
@@ -40,9 +46,30 @@ class SearchReads:
         self._all: dict[str, float] | None = None
         self._table: KeywordScores | None = None
         self._table_read = False
+        # The scope's memory vectors (the store's ``vector_search`` reads them per call).
+        self._matrices: list[ScopeMatrix] | None = None
+        if plan.filters is None:
+            self._matrices = store._scope_matrices(plan.scope)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
+
+    def vector_search(
+        self,
+        vector: np.ndarray,
+        scope: Scope,
+        k: int,
+        filters: Node | None = None,
+        ids: Sequence[str] | None = None,
+    ) -> Ranked:
+        """The store's ``vector_search`` (the same functions), from the matrices looked up as
+        the view opened."""
+        entries = self._matrices
+        if entries is None or filters is not None or scope != self._plan.scope:
+            return self._store.vector_search(vector, scope, k, filters, ids)
+        if ids is not None:
+            return score_ids(entries, vector, ids, k) if ids else []
+        return top_k_many(entries, np.asarray([vector]), k, None)[0]
 
     def keyword_search(
         self,

@@ -1,0 +1,40 @@
+"""``fuse_all`` scores candidates as arrays: each score is ``Fusion.score``'s, bit for bit."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from linkmem.config import RetrievalConfig
+from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_all
+
+
+def _candidates(seed: int) -> tuple[list[str], dict, dict, dict, dict]:
+    rng = random.Random(seed)
+    ids = [f"m{i:04d}" for i in range(600)]
+    dense = {mid: rng.uniform(-0.2, 0.95) for mid in ids}
+    dense.update({mid: 0.5 for mid in ids[:40]})  # ties: kept in id order
+    bm25 = {mid: rng.choice([0.0, rng.uniform(0.1, 25.0)]) for mid in ids}
+    boosts = {mid: (rng.uniform(0.0, 0.3), "Max") for mid in rng.sample(ids, 150)}
+    hops = {mid: "Luna" for mid in rng.sample(ids, 20)}
+    return ids, dense, bm25, boosts, hops
+
+
+@pytest.mark.parametrize("scale", [1.0, 4.36])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_each_score_is_the_scalar_score_bit_for_bit(scale: float, seed: int) -> None:
+    config = replace(RetrievalConfig(), cosine_scale=scale)
+    ids, dense, bm25, boosts, hops = _candidates(seed)
+    fusion = Fusion(5, config)
+    expected = [
+        (mid, fusion.score(dense[mid], bm25[mid], boosts.get(mid, NO_BOOST), hops.get(mid)))
+        for mid in sorted(ids)
+    ]
+    expected.sort(key=lambda item: -item[1])
+    assert fuse_all(ids, dense, bm25, 5, boosts, config, hops) == expected
+
+
+def test_no_candidates_score_nothing() -> None:
+    assert fuse_all([], {}, {}, 3, {}, RetrievalConfig()) == []
