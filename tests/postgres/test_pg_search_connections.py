@@ -1,11 +1,13 @@
-"""A search takes its connections without the pool's check (``search_connections``): one the
-server ended while it sat in the pool is replaced, and the search runs again on checked ones."""
+"""A search takes its connections without the pool's check and prepares its statements
+(``search_connections``): a connection the server ended while it sat in the pool is replaced
+and the search runs again on checked ones; a server that lost a prepared statement gets the
+search again unprepared."""
 
 from __future__ import annotations
 
 import psycopg
 import pytest
-from search_reads_cases import QUERIES, results
+from search_reads_cases import QUERIES, all_results, plain_reads, results
 from test_pg_search_reads import seeded_memory
 
 from linkmem.store.postgres import search_connections
@@ -35,9 +37,9 @@ def test_a_search_on_connections_the_server_ended_runs_again_on_new_ones(
     attempts: list[bool] = []
     first_batches = search_connections._first_batches
 
-    def recorded(store, plan, stack, checked):  # type: ignore[no-untyped-def]
+    def recorded(store, plan, stack, checked, prepared):  # type: ignore[no-untyped-def]
         attempts.append(checked)
-        return first_batches(store, plan, stack, checked)
+        return first_batches(store, plan, stack, checked, prepared)
 
     try:
         before = [results(memory, q) for q in QUERIES]
@@ -60,5 +62,40 @@ def test_a_search_inside_a_block_reads_on_its_connection(pg_dsn: str) -> None:
             assert memory.store.db.holds_connection()
             found = results(memory, QUERIES[0])
         assert found == results(memory, QUERIES[0])
+    finally:
+        memory.close()
+
+
+def test_search_statements_are_prepared_and_planned_for_each_search(pg_dsn: str) -> None:
+    memory = seeded_memory(pg_dsn, connections=1)
+    try:
+        fetched = all_results(memory)  # each statement runs more than five times
+        with plain_reads():
+            assert all_results(memory) == fetched
+        with memory.store.db.connection() as conn:
+            assert conn.execute("SHOW plan_cache_mode").fetchone() == ("force_custom_plan",)
+            prepared = conn.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()
+            assert prepared[0] > 5
+            assert conn.prepare_threshold is None  # the store's other statements: unprepared
+    finally:
+        memory.close()
+
+
+def test_a_server_that_lost_the_prepared_statements_gets_the_search_unprepared(
+    pg_dsn: str,
+) -> None:
+    """As through a transaction-mode pooler before PgBouncer 1.21, where the next statement
+    may reach a server that never saw the prepared one."""
+    memory = seeded_memory(pg_dsn, connections=1)
+    db = memory.store.db
+    try:
+        before = [results(memory, q) for q in QUERIES]
+        with db.connection() as conn:  # behind psycopg's back: it still counts them prepared
+            conn.pgconn.exec_(b"DEALLOCATE ALL")
+        assert db.prepares_searches
+        assert [results(memory, q) for q in QUERIES] == before
+        assert not db.prepares_searches
+        with db.connection() as conn:
+            assert conn.execute("SELECT count(*) FROM pg_prepared_statements").fetchone() == (0,)
     finally:
         memory.close()

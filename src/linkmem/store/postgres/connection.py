@@ -113,12 +113,16 @@ class Database:
         self._answered_at = float("-inf")  # time.monotonic() of the last successful probe
         self._probe(self._connect_timeout)  # a wrong DSN fails here, with a clear message
         self._local = threading.local()
+        #: Whether a search's statements are prepared on the server (``search_connections``);
+        #: off for good once the server lost one (a pooler such as PgBouncer before 1.21).
+        self.prepares_searches = True
         self.pool = ConnectionPool(
             dsn,
             min_size=max(0, pool_min),
             max_size=max(1, pool_max, pool_min),
-            # No server-side prepared statements: every search gets a plan for its own scope
-            # (HNSW or exact), and transaction-mode poolers such as PgBouncer work.
+            # No server-side prepared statements but a search's (``prepares_searches``), and
+            # those planned for each execution (``plan_cache_mode``): every search gets a plan
+            # for its own scope (HNSW or exact).
             kwargs={
                 "autocommit": True,
                 "application_name": "linkmem",
@@ -126,6 +130,7 @@ class Database:
                 "connect_timeout": self._connect_timeout,
             },
             check=self._check,
+            configure=_custom_plans,
             timeout=POOL_TIMEOUT,
             reconnect_timeout=RECONNECT_TIMEOUT,
             open=False,
@@ -312,9 +317,21 @@ class Database:
         self.pool.close()
 
 
+def _custom_plans(conn: Any) -> None:
+    """A prepared statement is planned for its arguments at every execution, as a statement
+    that is not: after five executions PostgreSQL may keep one generic plan instead, which
+    does not see the scope's size (measured: the dense read's rows differed on 51 of 120)."""
+    conn.execute("SET plan_cache_mode = force_custom_plan")
+
+
+def sqlstate_of(error: BaseException) -> str | None:
+    """The SQLSTATE of a wrapped driver error."""
+    return getattr(error.__cause__, "sqlstate", None)
+
+
 def is_retryable(error: BaseException) -> bool:
     """A wrapped deadlock or serialisation failure: running the transaction again can work."""
-    return getattr(error.__cause__, "sqlstate", None) in RETRYABLE
+    return sqlstate_of(error) in RETRYABLE
 
 
 def _connect_timeout(dsn: str) -> int:
