@@ -42,12 +42,14 @@ TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
     ("Alice: What time is my flight?", {("Alice", P)}),
     ("Cool, Melanie! Running can boost your mood.", set()),
     # ... nor one that says next to nothing (small talk, at most two content words), unless
-    # its speaker is its subject or owner ("Max and I watched it" above)
+    # its speaker is subject or owner of a thing ("Max and I watched it", "my flight" above)
     ("Jon: Looking forward to it!", set()),
     ("Bob: Haha, of course.", set()),
     ("Bob: Keep me posted.", set()),
     ("Ines: That's so annoying.", set()),
     ("Melanie: Wow, great pics!", set()),
+    ("Ines: I feel that.", set()),
+    ("Ines: So much, where do I start?", set()),
     # a name exclaimed after a "who" question answers it; "Meet" introduces a name
     ("Guess who learned to ring the bell by the door? Benji!", {("Benji", P)}),
     ("Pablo: Guess who learned to ring the bell? Benji!", {("Benji", P)}),

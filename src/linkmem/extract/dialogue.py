@@ -26,7 +26,7 @@ REPLY_OPENERS: frozenset[str] = GREETINGS | frozenset(
 #: Words that introduce the name after them ("Meet Benji!"): not a greeting, not an address.
 INTRODUCERS: frozenset[str] = frozenset({"meet"})
 FIRST_PERSON: frozenset[str] = frozenset("i me my mine myself we us our ours ourselves".split())
-#: The speaker as subject or owner ("I", "my", "we"): a message with one speaks of them.
+#: The speaker as subject or owner ("I", "my", "we").
 SELF: frozenset[str] = FIRST_PERSON - {"me", "us"}
 SECOND_PERSON: frozenset[str] = frozenset("you your yours yourself yourselves ya".split())
 _CLOSING = {",", "!", "?", ".", ";", ":"}
@@ -123,19 +123,18 @@ def says_little(doc: Doc) -> bool:
     that are neither stop words nor chat openers): "Haha, of course.", "Keep me posted.",
     "Wow, that's awesome!". Such a message is not about its speaker, and linking its label
     let a question that names the wrong person lift that person's small talk over the
-    answer ("What breed is Ines's dog?" when Pablo has the dog). A message in which the
-    speaker is subject or owner ("Max and I watched it", "What time is my flight?") is about
-    them, however short."""
+    answer ("What breed is Ines's dog?" when Pablo has the dog). A short message in which
+    the speaker is subject or owner of a thing ("Max and I watched it", "What time is my
+    flight?") is about them; "I feel that." and "Where do I start?" are not."""
     content = 0
+    of_self = names_a_thing = False
     for tok in doc:
         low = tok.lower_
-        if low in SELF:
-            return False
+        of_self |= low in SELF
         if tok.pos_ in _CONTENT_POS and tok.is_alpha and low not in STOP_WORDS:
             content += low not in REPLY_OPENERS
-            if content > SMALL_TALK_WORDS:
-                return False
-    return True
+            names_a_thing |= tok.pos_ in ("NOUN", "PROPN")
+    return content <= SMALL_TALK_WORDS and not (of_self and names_a_thing)
 
 
 def about_listener(doc: Doc) -> bool:
