@@ -1,7 +1,7 @@
 """Where a search's time goes: each step of ``linkmem.search.run_search``, per scope size.
 
     python benchmarks/bench_search_phases.py [--sizes 1000,10000] [--queries 100] [--rounds 3]
-        [--out FILE]
+        [--variants shipped,serial] [--out FILE]
 
 One SQLite store, one scope holding each of ``--sizes`` memories (``bench_core.make_texts``,
 entities on, the default models loaded once). Each query is timed as a whole
@@ -9,7 +9,9 @@ entities on, the default models loaded once). Each query is timed as a whole
 a busy machine inflates less) and by step, by wrapping the functions ``run_search`` calls:
 the query's model (``query_models``: the query's embedding, with its name runs when the
 config embeds any; no NER; it runs on a side thread beside the store reads, and
-``vector_wait`` is how long the search then still waits for it), the prefetch of the
+``vector_wait`` is how long the search then still waits for it, ``after_vector`` how long
+the search runs once the vector is there: on an idle machine a search takes about the query's
+model time plus that), the prefetch of the
 search's reads, the lookup of the query's keys among the stored entities (``entity_keys``),
 dense candidates (``dense``, which includes the wait), BM25 candidates, the entity signal
 (``entities``: the matched entities and their links, ``hubs``: the hub entities' links to
@@ -64,6 +66,7 @@ class Clock:
 
     def __init__(self) -> None:
         self.current: dict[str, float] = defaultdict(float)
+        self.arrived = 0.0  # when the current query's vector first arrived
 
     def wrap(self, name, fn):
         def timed(*args, **kwargs):
@@ -85,6 +88,15 @@ def instrument(clock: Clock) -> None:
     encoding_module._query_rows = clock.wrap("query_models", encoding_module._query_rows)
     query = encoding_module.QueryEncoding
     query.vector = clock.wrap("vector_wait", query.vector)
+    waited = query.vector
+
+    def vector(self):
+        try:
+            return waited(self)
+        finally:
+            clock.arrived = clock.arrived or time.perf_counter()
+
+    query.vector = vector
     original_reads = search_module._reads
 
     @contextmanager
@@ -141,9 +153,13 @@ def run(memory, queries: list[str], clock: Clock) -> dict:
     totals, cpu, steps = [], [], defaultdict(list)
     for query in queries:
         clock.current.clear()
+        clock.arrived = 0.0
         start, cpu_start = time.perf_counter(), time.process_time()
         memory.search(query, user_id="bench", top_k=10)
-        totals.append((time.perf_counter() - start) * 1000)
+        end = time.perf_counter()
+        totals.append((end - start) * 1000)
+        if clock.arrived:
+            clock.current["after_vector"] = end - clock.arrived
         cpu.append((time.process_time() - cpu_start) * 1000)
         for name, seconds in clock.current.items():
             steps[name].append(seconds * 1000)
@@ -155,13 +171,16 @@ def run(memory, queries: list[str], clock: Clock) -> dict:
     return out
 
 
-def bench_size(memory, models, n_queries: int, size: int, rounds: int, clock: Clock) -> dict:
+def bench_size(
+    memory, models, n_queries: int, size: int, rounds: int, clock: Clock, variants: list[str]
+) -> dict:
     sessions = {"intra2": intra_op_session(2)}
     embedder, settings = models.embedder, memory.settings
     shipped_session, memo = embedder._session, embedder.vector_cache
     results: dict[str, list[dict]] = defaultdict(list)
     for round_ in range(rounds):
-        for index, (name, changes) in enumerate(VARIANTS.items()):
+        for index, name in enumerate(variants):
+            changes = VARIANTS[name]
             # Queries never searched before: the memo of short texts' vectors would answer a
             # repeated query (names recur across queries, as in use).
             queries = make_queries(n_queries, seed=size + 100 * round_ + index)
@@ -189,6 +208,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="some of the variants")
     parser.add_argument(
         "--out", default=str(Path(__file__).parent / "results" / "search_phases.json")
     )
@@ -208,7 +228,7 @@ def main() -> None:
         loaded = size
         memory.search("warm up", user_id="bench")  # warm the scope's vector cache
         results["sizes"][str(size)] = bench_size(
-            memory, models, args.queries, size, args.rounds, clock
+            memory, models, args.queries, size, args.rounds, clock, args.variants.split(",")
         )
     results["load_after"] = round(os.getloadavg()[0], 2)
     memory.close()
