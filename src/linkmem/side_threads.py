@@ -2,11 +2,11 @@
 
 A search embeds its query on one while it reads the store (``Beside``): starting a thread
 for that costs ~1.5 ms, a tenth of a search, so the threads are kept; the ONNX embedder runs
-a large batch's chunks on them too. Callers wait only for their own futures,
-and a caller inside the pool (the embedder, called from a query's entity job) cancels what
-has not started and does that share itself, so the pool cannot deadlock on itself; it is
-sized for a server's concurrent searches, and its threads start only when needed. A forked
-child gets a new pool (the parent's threads do not exist there).
+a large batch's chunks on them too. Callers wait only for their own futures, and a caller
+whose work no pool thread has started (a busy pool, or a caller that is itself a pool thread:
+the embedder inside a query's embedding) cancels it and does it itself, so the pool cannot
+deadlock on itself; it is sized for a server's concurrent searches, and its threads start
+only when needed. A forked child gets a new pool (the parent's threads do not exist there).
 """
 
 from __future__ import annotations

@@ -3,9 +3,12 @@ are read once, and every memory of the scope is scored once (from the cached pos
 ``keyword_cache``), so the keyword top-k and completing the BM25 of hundreds of candidates are
 lookups. With a filter, when the query's terms have few postings in the scope, every matching
 memory is scored in one SQL pass. Without a filter, the scope's cached vector matrices are
-looked up once, as the view opens (before the query's vector has arrived), and serve the
-dense top-k and the exact cosines of the other candidates. Every other read goes to the
-store."""
+looked up once, as the view opens (before the query's vector has arrived), and the query's
+cosine with every memory of the scope is computed once, in the one matrix product the dense
+top-k needs: the other candidates' cosines are lookups in it. (The plain store scores them in
+a second product of their rows alone, whose last float32 bit may differ with which rows are
+in it, i.e. from one search to the next; here each memory's cosine is the same in every
+search.) Every other read goes to the store."""
 
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ from linkmem.filters import Node
 from linkmem.store.prefetch import SearchPlan
 from linkmem.store.sqlite.keyword import KeywordStats
 from linkmem.store.sqlite.keyword_cache import KeywordScores
-from linkmem.store.vectors import ScopeMatrix, score_ids, top_k_many
+from linkmem.store.vectors import ScopeMatrix
+from linkmem.store.vectors import _top as top_of_scores
 from linkmem.types import Scope
 
 Ranked = list[tuple[str, float]]
@@ -48,6 +52,8 @@ class SearchReads:
         self._table_read = False
         # The scope's memory vectors (the store's ``vector_search`` reads them per call).
         self._matrices: list[ScopeMatrix] | None = None
+        self._scored: tuple[np.ndarray, list[str], np.ndarray] | None = None
+        self._rows: dict[str, int] | None = None  # of several scopes' matrices
         if plan.filters is None:
             self._matrices = store._scope_matrices(plan.scope)
 
@@ -62,14 +68,46 @@ class SearchReads:
         filters: Node | None = None,
         ids: Sequence[str] | None = None,
     ) -> Ranked:
-        """The store's ``vector_search`` (the same functions), from the matrices looked up as
-        the view opened."""
-        entries = self._matrices
-        if entries is None or filters is not None or scope != self._plan.scope:
+        """The store's ``vector_search``, from the cosines of the whole scope (see the module
+        docstring)."""
+        if self._matrices is None or filters is not None or scope != self._plan.scope:
             return self._store.vector_search(vector, scope, k, filters, ids)
-        if ids is not None:
-            return score_ids(entries, vector, ids, k) if ids else []
-        return top_k_many(entries, np.asarray([vector]), k, None)[0]
+        if ids is not None and not ids:
+            return []
+        memory_ids, cosines = self._cosines(vector)
+        if ids is None:
+            return top_of_scores(cosines, memory_ids, k, None)
+        row_of = self._row_of()
+        rows = [row for row in map(row_of.get, ids) if row is not None]
+        found = list(zip([memory_ids[r] for r in rows], cosines[rows].tolist()))
+        found.sort(key=lambda item: -item[1])
+        return found[:k]
+
+    def _cosines(self, vector: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """The scope's memory ids and their cosines with ``vector`` (computed once per vector:
+        ``vectors.top_k_many``'s product)."""
+        if self._scored is None or self._scored[0] is not vector:
+            matrices = self._matrices or []
+            if len(matrices) == 1:
+                ids, matrix = matrices[0].ids, matrices[0].matrix
+            else:
+                ids = [memory_id for m in matrices for memory_id in m.ids]
+                matrix = np.concatenate([m.matrix for m in matrices]) if matrices else None
+            if matrix is None:
+                cosines = np.zeros(0, dtype=np.float32)
+            else:
+                cosines = (np.asarray([vector], dtype=np.float32) @ matrix.T)[0]
+            self._scored = (vector, ids, cosines)
+        return self._scored[1], self._scored[2]
+
+    def _row_of(self) -> dict[str, int]:
+        matrices = self._matrices or []
+        if len(matrices) == 1:
+            return matrices[0].row_of
+        if self._rows is None:
+            ids = [memory_id for m in matrices for memory_id in m.ids]
+            self._rows = {memory_id: row for row, memory_id in enumerate(ids)}
+        return self._rows
 
     def keyword_search(
         self,
