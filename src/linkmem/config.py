@@ -295,9 +295,9 @@ class Settings:
     #: Entity linking on writes and boosts on reads.
     entities: bool = True
     #: Longest text of one memory or query, in characters. Real chat logs have turns of 70k
-    #: characters; a text longer than the embedder's window is embedded window by window
-    #: (``OnnxMiniLMEmbedder(long_text_pooling=...)``) and indexed whole for BM25. Beyond this
-    #: a write fails with InvalidInput naming the limit.
+    #: characters; a long text is stored and indexed whole for BM25, and the models read its
+    #: head and tail (``RetrievalConfig.long_text_*``). Beyond this a write fails with InvalidInput
+    #: naming the limit.
     max_text_chars: int = 200_000
     #: Largest metadata of one memory, in bytes of its compact JSON (UTF-8): metadata is
     #: stored and sent with every result, so a stray document in it slows every read.
