@@ -87,24 +87,34 @@ class EntityBoosts(dict[str, tuple[float, str]]):
 
     def gate_names(self, text: Mapping[str, float]) -> None:
         """Gate each name's boost by its margin in ``text`` (candidate id -> text score)."""
-        if not self._names or not text:
+        self.gate_scored(list(text), np.fromiter(text.values(), np.float64, len(text)))
+
+    def gate_scored(self, ids: list[str], text: np.ndarray) -> None:
+        """``gate_names`` of the candidates ``ids`` (distinct), whose text scores are ``text``:
+        maxima over arrays, the same values as over the mapping."""
+        if not self._names or not ids:
             return
+        row = {mid: i for i, mid in enumerate(ids)}
         gates = []
         for _, _, memory_ids in self._names:
-            own = set(memory_ids)
-            best_own = max((text[mid] for mid in own if mid in text), default=0.0)
-            best_other = max((s for mid, s in text.items() if mid not in own), default=0.0)
+            own = np.zeros(len(ids), dtype=bool)
+            own[[row[mid] for mid in memory_ids if mid in row]] = True
+            best_own = float(text[own].max()) if own.any() else 0.0
+            best_other = float(text[~own].max()) if not own.all() else 0.0
             gates.append(name_gate(best_own - best_other, self._config))
         if gates != self._gates:  # most questions name the right person: every gate open
             self._gates = gates
-            self._set([(b * g, n, ids) for (b, n, ids), g in zip(self._names, gates, strict=True)])
+            self._set([(b * g, n, m) for (b, n, m), g in zip(self._names, gates, strict=True)])
 
     def _set(self, names: list[tuple[float, str, list[str]]]) -> None:
+        """Each memory's best boost, the first entity (topics, then names) that gave it: the
+        entities are written worst first, so the best (and first among equals) is written
+        last; a boost of 0 boosts nothing."""
         self.clear()
-        for boost, text, memory_ids in [*self._topics, *names]:
-            for memory_id in memory_ids:
-                if boost > self.get(memory_id, (0.0, ""))[0]:
-                    self[memory_id] = (boost, text)
+        entities = [entity for entity in [*self._topics, *names] if entity[0] > 0.0]
+        entities.sort(key=lambda entity: -entity[0])  # stable: the first among equals first
+        for boost, text, memory_ids in reversed(entities):
+            self.update(dict.fromkeys(memory_ids, (boost, text)))
 
 
 Boost = tuple[float, str | None]
@@ -213,7 +223,7 @@ def fuse_all(
     cosines = fusion.cosines(np.array([dense.get(mid, 0.0) for mid in ids], dtype=np.float64))
     text = fusion.texts(cosines, [bm25_raw.get(mid, 0.0) for mid in ids])
     if isinstance(boosts, EntityBoosts):
-        boosts.gate_names(dict(zip(ids, text.tolist(), strict=True)))
+        boosts.gate_scored(ids, text)
     boost = np.array([boosts.get(mid, NO_BOOST)[0] for mid in ids], dtype=np.float64)
     hopped = np.array([bool(hops.get(mid)) for mid in ids], dtype=bool)
     total = fusion.totals(text, cosines, boost, hopped)

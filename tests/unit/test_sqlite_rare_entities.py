@@ -1,0 +1,61 @@
+"""SQLite's ``rare_entities_of_memories`` (what a search's second hop reads of its sources):
+``entities_of_memories`` without the entities of more than ``max_links`` own links."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import CapitalisedWordsExtractor
+from search_reads_cases import seed
+
+from linkmem import Memory
+from linkmem.config import RetrievalConfig
+from linkmem.embed.fake import FakeEmbedder
+from linkmem.rank.fusion import EntityMatch, best_boosts, entity_boost
+from linkmem.types import Scope
+
+
+def test_rare_entities_are_the_memories_entities_up_to_max_links(tmp_path: Path) -> None:
+    with Memory(
+        tmp_path / "m.db", embedder=FakeEmbedder(), extractor=CapitalisedWordsExtractor()
+    ) as memory:
+        seed(memory)
+        store = memory.store
+        ids = [r["id"] for r in memory.get_all(user_id="alice", limit=200)["results"]]
+        rare = store.list_entities(Scope(user_id="alice"), "text", 500)
+        rare = [e for e in rare if e.link_count == 2]
+        assert rare
+        # An inherited link: counts in no link_count, yet the memory holds the entity.
+        store.link([(ids[0], rare[0].id)], own=False)
+        by_memory = store.entities_of_memories(ids)
+        counts = {e.link_count for entities in by_memory.values() for e in entities}
+        assert max(counts) > 20 and min(counts) <= 2
+        for max_links in (0, 1, 2, 3, 20, 10_000):
+            expected = {
+                memory_id: kept
+                for memory_id, entities in by_memory.items()
+                if (kept := [e for e in entities if e.link_count <= max_links])
+            }
+            assert store.rare_entities_of_memories(ids, max_links) == expected
+        assert rare[0] in store.rare_entities_of_memories([ids[0]], 2)[ids[0]]
+        assert store.rare_entities_of_memories([], 2) == {}
+
+
+def test_best_boost_ties_go_to_the_first_entity() -> None:
+    """Each memory's best boost; among equal boosts the first entity's (topics, then names)."""
+    config = RetrievalConfig()
+    matches = [
+        EntityMatch("tea", 0.9, 3, ["m1", "m2"]),
+        EntityMatch("coffee", 0.9, 3, ["m2", "m3"]),
+        EntityMatch("cake", 0.95, 3, ["m3"]),
+        EntityMatch("Max", 1.0, 2, ["m1", "m4"], proper=True),
+    ]
+    boosts = best_boosts(matches, config)
+    tea, _, cake, name = (entity_boost(m, config) for m in matches)
+    assert name > cake > tea
+    assert dict(boosts) == {
+        "m1": (name, "Max"),
+        "m2": (tea, "tea"),
+        "m3": (cake, "cake"),
+        "m4": (name, "Max"),
+    }
