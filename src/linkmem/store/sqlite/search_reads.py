@@ -79,9 +79,11 @@ class SearchReads:
             return top_of_scores(cosines, memory_ids, k, None)
         row_of = self._row_of()
         rows = [row for row in map(row_of.get, ids) if row is not None]
-        found = list(zip([memory_ids[r] for r in rows], cosines[rows].tolist()))
-        found.sort(key=lambda item: -item[1])
-        return found[:k]
+        scores = cosines[rows]
+        values = scores.tolist()
+        # Best first, equal cosines in the order asked (a stable sort, as ``list.sort``).
+        best = np.argsort(-scores, kind="stable")[:k].tolist()
+        return [(memory_ids[rows[i]], values[i]) for i in best]
 
     def _cosines(self, vector: np.ndarray) -> tuple[list[str], np.ndarray]:
         """The scope's memory ids and their cosines with ``vector`` (computed once per vector:
