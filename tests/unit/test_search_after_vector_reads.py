@@ -1,5 +1,7 @@
-"""SQLite's ``rare_entities_of_memories`` (what a search's second hop reads of its sources):
-``entities_of_memories`` without the entities of more than ``max_links`` own links."""
+"""What a search reads once the query's vector is there: on SQLite the second hop's sources'
+rare entities (``rare_entities_of_memories``: ``entities_of_memories`` without the entities of
+more than ``max_links`` own links) and the hubs' links to the candidates (``links_among``);
+each memory's best entity boost (``best_boosts``)."""
 
 from __future__ import annotations
 
@@ -59,3 +61,19 @@ def test_best_boost_ties_go_to_the_first_entity() -> None:
         "m3": (cake, "cake"),
         "m4": (name, "Max"),
     }
+
+
+def test_links_among_takes_any_number_of_ids(tmp_path: Path) -> None:
+    """The hubs' links to thousands of candidates (unknown ids among them) in one read."""
+    with Memory(
+        tmp_path / "m.db", embedder=FakeEmbedder(), extractor=CapitalisedWordsExtractor()
+    ) as memory:
+        seed(memory)
+        store = memory.store
+        ids = [r["id"] for r in memory.get_all(user_id="alice", limit=200)["results"]]
+        entity_ids = [e.id for e in store.list_entities(Scope(user_id="alice"), "links", 5)]
+        found = store.links_among(entity_ids, ids)
+        assert found and set(found) <= set(entity_ids)
+        unknown = [f"no-such-memory-{i}" for i in range(5000)]
+        many = store.links_among([*entity_ids, "no-such-entity", *entity_ids], [*unknown, *ids])
+        assert {k: sorted(v) for k, v in many.items()} == {k: sorted(v) for k, v in found.items()}
