@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -18,7 +18,7 @@ from linkmem.errors import InvalidInput
 from linkmem.filters import Node
 from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_all
 from linkmem.rank.terms import query_terms
-from linkmem.rank.time_boost import rescore_by_time
+from linkmem.rank.time_boost import Dated, rescore_by_time
 from linkmem.store.base import Store
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import Hit, MemoryRecord, Scope, ScoreParts
@@ -155,10 +155,10 @@ def _search(
         hops = hop_targets([mid for mid, _ in scored], entities.matched, store, config)
         if hops:
             scored = scores.fuse(candidates | set(hops), entities.boosts, hops)
-    records = _RecordReads(store)  # the time signal's reads serve the results too
+    records = _RecordReads(store)
     time_boosts: dict[str, float] = {}
     if request.signals.time:
-        scored, time_boosts = rescore_by_time(request.query, scored, records.get, config)
+        scored, time_boosts = rescore_by_time(request.query, scored, records.dated, config)
     if request.threshold is not None:
         scored = [(mid, score) for mid, score in scored if score >= request.threshold]
     scored = scored[: request.top_k]
@@ -192,6 +192,12 @@ class _RecordReads:
         if missing:
             self._read.update((r.id, r) for r in self._store.get_memories(missing))
         return [self._read[mid] for mid in ids if mid in self._read]
+
+    def dated(self, ids: list[str]) -> Sequence[Dated]:
+        """What the time signal reads of ``ids``: the store's ``memory_dates`` (id, text,
+        created_at) when it has that optional read, else the records (kept for the results)."""
+        memory_dates = getattr(self._store, "memory_dates", None)
+        return self.get(ids) if memory_dates is None else memory_dates(ids)
 
     def __getitem__(self, memory_id: str) -> MemoryRecord:
         return self._read[memory_id]

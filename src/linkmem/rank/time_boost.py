@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from linkmem.config import RetrievalConfig
 from linkmem.rank.dates import (
@@ -21,9 +22,19 @@ from linkmem.rank.dates import (
     parse_date,
     query_span,
 )
-from linkmem.types import MemoryRecord
 
 Ranked = list[tuple[str, float]]
+
+
+class Dated(Protocol):
+    """What the time signal reads of a memory (a ``MemoryRecord`` has it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def created_at(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -41,7 +52,7 @@ def query_time(query: str) -> QueryTime | None:
 
 
 def time_boosts(
-    asked: QueryTime, records: Iterable[MemoryRecord], config: RetrievalConfig
+    asked: QueryTime, records: Iterable[Dated], config: RetrievalConfig
 ) -> dict[str, float]:
     """Each memory's time boost (0 when none; before the division by ``max_score``); the
     weights are ``config.time_*`` (measurements there)."""
@@ -62,7 +73,7 @@ def time_boosts(
 def rescore_by_time(
     query: str,
     scored: Ranked,
-    get_memories: Callable[[Sequence[str]], list[MemoryRecord]],
+    get_memories: Callable[[Sequence[str]], Sequence[Dated]],
     config: RetrievalConfig,
 ) -> tuple[Ranked, dict[str, float]]:
     """``scored`` (fused scores, best first) with each memory's time boost added (scaled by

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -37,6 +37,14 @@ _MEMORY_COLUMNS = (
     "m.id, m.text, m.metadata, m.created_at, m.updated_at, m.role, m.actor_id, "
     "s.user_id, s.agent_id, s.run_id"
 )
+
+
+class MemoryDate(NamedTuple):
+    """What the time signal of a search reads of a memory (``linkmem.rank.time_boost``)."""
+
+    id: str
+    text: str
+    created_at: str | None
 
 
 def record_from_row(row: Sequence[Any]) -> MemoryRecord:
@@ -280,6 +288,18 @@ class MemoryTables(KeywordTables):
                 chunk,
             )
             found.update((r[0], record_from_row(r)) for r in rows)
+        return [found[i] for i in ids if i in found]
+
+    def memory_dates(self, ids: Sequence[str]) -> list[MemoryDate]:
+        """The id, text and date of each of ``ids`` that exists, in their order: what a search's
+        time signal reads of its first results (an optional read, ``linkmem.search``), without
+        the scope's join and the metadata's parse (200 records read whole took ~3 ms)."""
+        rows = self.db.rows(
+            f"SELECT id, text, created_at FROM {self.c} "
+            "WHERE id IN (SELECT value FROM json_each(?))",
+            [json.dumps(list(ids))],
+        )
+        found = {row[0]: MemoryDate(*row) for row in rows}
         return [found[i] for i in ids if i in found]
 
     def lock_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
