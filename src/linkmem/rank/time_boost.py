@@ -87,6 +87,7 @@ def rescore_by_time(
     boosts = time_boosts(asked, get_memories([mid for mid, _ in head]), config)
     if not boosts:
         return scored, {}
-    out = [(mid, min(1.0, s + boosts.get(mid, 0.0) / config.max_score)) for mid, s in head]
+    max_score = config.max_score  # a property: computed once, not per result
+    out = [(mid, min(1.0, s + boosts.get(mid, 0.0) / max_score)) for mid, s in head]
     out.sort(key=lambda item: -item[1])
     return out + tail, boosts
