@@ -15,8 +15,9 @@ model time plus that), the prefetch of the
 search's reads, the lookup of the query's keys among the stored entities (``entity_keys``),
 dense candidates (``dense``, which includes the wait), BM25 candidates, the entity signal
 (``entities``: the matched entities and their links, ``hubs``: the hub entities' links to
-the candidates), fusion (with the exact scores it completes), the second hop, the records,
-and the rest (validation, result dicts). Steps are medians over the queries, so they need
+the candidates), fusion (with the exact scores it completes), the second hop, the records
+(with what the time signal reads of the first results), and the rest (validation, result
+dicts). Steps are medians over the queries, so they need
 not add up to the total's median.
 
 Variants run interleaved, ``--rounds`` times, each round and variant on queries not searched
@@ -104,20 +105,15 @@ def instrument(clock: Clock) -> None:
         start = time.perf_counter()
         with original_reads(store, plan) as view:
             clock.current["prefetch"] += time.perf_counter() - start
-            original_get = view.get_memories
-
-            def get_memories(ids):
-                t0 = time.perf_counter()
-                try:
-                    return original_get(ids)
-                finally:
-                    clock.current["records"] += time.perf_counter() - t0
-
-            view.get_memories = get_memories
+            # The records, and what the time signal reads of its first results.
+            reads = [name for name in ("get_memories", "memory_dates") if hasattr(view, name)]
+            for name in reads:
+                setattr(view, name, clock.wrap("records", getattr(view, name)))
             try:
                 yield view
             finally:
-                del view.get_memories
+                for name in reads:
+                    delattr(view, name)
 
     search_module._reads = reads
 
