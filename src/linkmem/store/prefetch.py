@@ -12,7 +12,9 @@ those of ``memory_ids`` linked to it, the one thing a search needs to know about
 entities; without it the search reads the candidates' entities (``entities_of_memories``).
 Likewise ``rare_entities_of_memories(memory_ids, max_links)``: ``entities_of_memories``
 without the entities of more than ``max_links`` links, what the second hop reads of its
-sources (``linkmem.entities.hop``).
+sources (``linkmem.entities.hop``). And ``memory_dates(ids)``: the id, text and date of each
+memory, all the time signal reads of a search's first results (``linkmem.rank.time_boost``);
+without it the search reads their records.
 """
 
 from __future__ import annotations
