@@ -259,7 +259,7 @@ def _word_in(word: str, text: str) -> bool:
 
 
 def boosts(conv: Conversation, q: Question, v: Variant, base: np.ndarray) -> np.ndarray:
-    """Each memory's best entity boost (``entities.boost.entity_boosts``, every memory a
+    """Each memory's best entity boost (``entities.boost.match_entities``, every memory a
     candidate), with the name boost split by speaker / mention."""
     n = len(conv.texts)
     best = np.zeros(n)

@@ -108,12 +108,18 @@ def start_query(
     query: str, embedder: Embedder, config: RetrievalConfig, entities: bool = True
 ) -> QueryEncoding:
     """``encode_query``, its embedding started on the side pool (``side_threads.Beside``)."""
+    return _query_encoding(query, embedder, config, entities, beside=True)
+
+
+def _query_encoding(
+    query: str, embedder: Embedder, config: RetrievalConfig, entities: bool, beside: bool
+) -> QueryEncoding:
     if not entities:
-        return QueryEncoding(Beside(lambda: _query_rows(embedder, [query])), None)
+        return QueryEncoding(Beside(lambda: _query_rows(embedder, [query]), beside), None)
     read = long_texts.budget_of(config).for_entities([query])[0]  # as a write's NER reads
     names = name_runs(read, config.query_names_embedded)
     texts = [query, *(text for _, text in names)]
-    rows = Beside(lambda: _query_rows(embedder, texts))
+    rows = Beside(lambda: _query_rows(embedder, texts), beside)
     name_vectors = (lambda: rows.result()[1]) if names else _no_rows(embedder.dim)
     found = QueryEntities(
         tuple(key_spans(read, config.query_entity_words)),
@@ -139,14 +145,7 @@ def encode_query(
     """The query's vector and, when ``entities``, its entity spans (``linkmem.entities.
     query_entities``), with its name runs embedded in the same batch as the query. A long
     query's entities are read within the long-text budget, as a write's are (a key lookup
-    of every n-gram of a 200,000-character query would take seconds)."""
-    if not entities:
-        return embedder.embed_batch([query])[0], None
-    read = long_texts.budget_of(config).for_entities([query])[0]  # as a write's NER reads
-    names = name_runs(read, config.query_names_embedded)
-    vectors = embedder.embed_batch([query, *(text for _, text in names)])
-    spans = key_spans(read, config.query_entity_words)
-    found = QueryEntities(
-        tuple(spans), tuple(run for run, _ in names), vectors[1:], config.max_query_entities
-    )
-    return vectors[0], found
+    of every n-gram of a 200,000-character query would take seconds). Embedded on this
+    thread: what a search's model costs alone (the benchmarks' limit)."""
+    encoding = _query_encoding(query, embedder, config, entities, beside=False)
+    return encoding.vector(), encoding.entities

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -46,13 +46,19 @@ class Beside(Generic[T]):
     The constructor returns once a pool thread has started the work (or after
     ``START_WAIT``): a caller that went on at once would hold the GIL in its own Python code
     while the pool thread waits for it to begin, up to the interpreter's switch interval
-    (5 ms) later, so a model call that releases the GIL would not run beside the caller."""
+    (5 ms) later, so a model call that releases the GIL would not run beside the caller.
+    ``beside=False`` does the work at once on the caller's thread (what it costs alone)."""
 
-    def __init__(self, work: Callable[[], T]) -> None:
+    def __init__(self, work: Callable[[], T], beside: bool = True) -> None:
         self._work = work
         self._lock = threading.Lock()
-        self._done = False
-        self._value: T | None = None
+        self._done = not beside
+        self._value: T | None = None if beside else work()
+        self._future: Future[T] | None = None
+        if beside:
+            self._start(work)
+
+    def _start(self, work: Callable[[], T]) -> None:
         started = threading.Event()
 
         def start() -> T:
@@ -66,13 +72,15 @@ class Beside(Generic[T]):
         """The value (the work's exception, if it raised); the same object on every call."""
         with self._lock:
             if not self._done:
+                assert self._future is not None  # not done: started beside
                 self._value = self._work() if self._future.cancel() else self._future.result()
                 self._done = True
             return self._value  # type: ignore[return-value]
 
     def cancel(self) -> None:
         """Drop the work if no pool thread has started it (its value is no longer wanted)."""
-        self._future.cancel()
+        if self._future is not None:
+            self._future.cancel()
 
 
 def _forget_pool_in_child() -> None:

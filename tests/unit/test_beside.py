@@ -1,4 +1,5 @@
-"""``side_threads.Beside``: work started on the side pool, never waiting for a busy pool."""
+"""``side_threads.Beside``: work started on the side pool, never waiting for a busy pool;
+the query's encoding started beside the caller or done on its thread."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import threading
 
 import pytest
 
+from linkmem.config import RetrievalConfig
+from linkmem.embed.fake import FakeEmbedder
+from linkmem.encoding import encode_query, start_query
 from linkmem.side_threads import MAX_THREADS, Beside, side_pool
 
 
@@ -47,3 +51,22 @@ def test_cancelled_work_that_is_asked_for_after_all_runs_in_the_caller() -> None
         release.set()
         for blocker in blockers:
             blocker.result(timeout=30)
+
+
+def test_not_beside_the_work_runs_at_once_on_the_callers_thread() -> None:
+    ran: list[str] = []
+    beside = Beside(lambda: ran.append(threading.current_thread().name) or 7, beside=False)
+    assert ran == [threading.current_thread().name]  # before anyone asked for it
+    beside.cancel()  # nothing to cancel
+    assert beside.result() == 7
+    assert ran == [threading.current_thread().name]  # once
+
+
+def test_encode_query_and_start_query_give_the_same_vector_and_spans() -> None:
+    embedder, config = FakeEmbedder(), RetrievalConfig()
+    query = "Did Max meet Anna in New York?"
+    vector, entities = encode_query(query, embedder, config)
+    started = start_query(query, embedder, config)
+    assert (started.vector() == vector).all()
+    assert entities is not None and started.entities is not None
+    assert started.entities.spans == entities.spans

@@ -25,27 +25,15 @@ class EntitySignal:
     matched: frozenset[str] = frozenset()
 
 
-def entity_boosts(
-    entity_vectors: np.ndarray,
-    scope: Scope,
-    store: Store,
-    config: RetrievalConfig,
-    candidates: Iterable[str] = (),
-) -> EntitySignal:
-    """The query's entities (``entity_vectors``, one row each) matched in the scope's entity
-    collection. Specific entities (at most ``entity_pool_max_links`` links) boost and pull in
-    all their memories; hub entities only boost the ``candidates`` other signals found and
-    the memories pulled in, so their long link lists are never read."""
-    matched = match_entities(entity_vectors, scope, store, config)
-    matched.read_hub_links(store, candidates)
-    return matched.signal(config)
-
-
 def match_entities(
     entity_vectors: np.ndarray, scope: Scope, store: Store, config: RetrievalConfig
 ) -> MatchedEntities:
-    """The part of ``entity_boosts`` that needs no candidates: a search does it while the
-    query's embedding runs (``linkmem.search``)."""
+    """The query's entities (``entity_vectors``, one row each) matched in the scope's entity
+    collection. Specific entities (at most ``entity_pool_max_links`` links) boost and pull in
+    all their memories; hub entities only boost the candidates other signals found and the
+    memories pulled in (``MatchedEntities.read_hub_links``), so their long link lists are
+    never read. Needs no candidates: a search does it while the query's embedding runs
+    (``linkmem.search``)."""
     similarity = _similar_entities(entity_vectors, scope, store, config)
     if not similarity:
         return MatchedEntities(similarity, [], {}, set())
