@@ -14,7 +14,16 @@ from linkmem.side_threads import MAX_THREADS, Beside, side_pool
 
 
 def test_the_value_is_the_works_and_the_same_object_each_time() -> None:
-    beside = Beside(lambda: [threading.current_thread().name])
+    started = threading.Event()
+
+    def work() -> list[str]:
+        started.set()
+        return [threading.current_thread().name]
+
+    beside = Beside(work)
+    # a loaded machine may start it after Beside's short wait: asked for before a pool
+    # thread took it, the caller would do it itself (the next tests)
+    assert started.wait(30)
     first = beside.result()
     assert first is beside.result()
     assert first[0].startswith("linkmem-side")  # it ran on the pool
