@@ -5,7 +5,10 @@ each memory's best entity boost (``best_boosts``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from helpers import CapitalisedWordsExtractor
 from search_reads_cases import seed
@@ -17,13 +20,18 @@ from linkmem.rank.fusion import EntityMatch, best_boosts, entity_boost
 from linkmem.types import Scope
 
 
-def test_rare_entities_are_the_memories_entities_up_to_max_links(tmp_path: Path) -> None:
+@contextmanager
+def _seeded(tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
+    """The seeded store and its memories' ids."""
     with Memory(
         tmp_path / "m.db", embedder=FakeEmbedder(), extractor=CapitalisedWordsExtractor()
     ) as memory:
         seed(memory)
-        store = memory.store
-        ids = [r["id"] for r in memory.get_all(user_id="alice", limit=200)["results"]]
+        yield memory.store, [r["id"] for r in memory.get_all(user_id="alice", limit=200)["results"]]
+
+
+def test_rare_entities_are_the_memories_entities_up_to_max_links(tmp_path: Path) -> None:
+    with _seeded(tmp_path) as (store, ids):
         rare = store.list_entities(Scope(user_id="alice"), "text", 500)
         rare = [e for e in rare if e.link_count == 2]
         assert rare
@@ -65,12 +73,7 @@ def test_best_boost_ties_go_to_the_first_entity() -> None:
 
 def test_links_among_takes_any_number_of_ids(tmp_path: Path) -> None:
     """The hubs' links to thousands of candidates (unknown ids among them) in one read."""
-    with Memory(
-        tmp_path / "m.db", embedder=FakeEmbedder(), extractor=CapitalisedWordsExtractor()
-    ) as memory:
-        seed(memory)
-        store = memory.store
-        ids = [r["id"] for r in memory.get_all(user_id="alice", limit=200)["results"]]
+    with _seeded(tmp_path) as (store, ids):
         entity_ids = [e.id for e in store.list_entities(Scope(user_id="alice"), "links", 5)]
         found = store.links_among(entity_ids, ids)
         assert found and set(found) <= set(entity_ids)
