@@ -103,6 +103,13 @@ def calibrated_cosine(cosine: float, scale: float) -> float:
     return max(0.0, 1.0 - (1.0 - cosine) * scale)
 
 
+def calibrated_cosines(cosines: np.ndarray, scale: float) -> np.ndarray:
+    """``calibrated_cosine`` of each of ``cosines`` (the same float64 operations)."""
+    if scale == 1.0:
+        return np.maximum(0.0, cosines)
+    return np.maximum(0.0, 1.0 - (1.0 - cosines) * scale)
+
+
 def raw_cosine(calibrated: float, scale: float) -> float:
     """The raw cosine that calibrates to ``calibrated`` (for thresholds the store applies)."""
     return 1.0 - (1.0 - calibrated) / scale

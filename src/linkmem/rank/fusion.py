@@ -16,7 +16,7 @@ import numpy as np
 
 from linkmem.config import RetrievalConfig
 from linkmem.rank.bm25 import squasher
-from linkmem.rank.calibration import calibrated_cosine
+from linkmem.rank.calibration import calibrated_cosine, calibrated_cosines
 from linkmem.types import ScoreParts
 
 
@@ -186,9 +186,7 @@ class Fusion:
     # ``text`` and ``total`` of many results at once (``fuse_all``): the same operations.
     def cosines(self, dense: np.ndarray) -> np.ndarray:
         """``calibrated_cosine`` of each of ``dense``."""
-        if self._scale == 1.0:
-            return np.maximum(0.0, dense)
-        return np.maximum(0.0, 1.0 - (1.0 - dense) * self._scale)
+        return calibrated_cosines(dense, self._scale)
 
     def texts(self, cosines: np.ndarray, bm25_raw: list[float]) -> np.ndarray:
         """``text`` of each result, from its calibrated cosine (``cosines``)."""
