@@ -1,16 +1,16 @@
 """A search takes its connections without the pool's check and prepares its statements
 (``search_connections``): a connection the server ended while it sat in the pool is replaced
 and the search runs again on checked ones; a server that lost a prepared statement gets the
-search again unprepared."""
+search (or its third batch) again unprepared."""
 
 from __future__ import annotations
 
 import psycopg
 import pytest
-from search_reads_cases import QUERIES, all_results, plain_reads, results
+from search_reads_cases import QUERIES, SMALL_POOL, all_results, plain_reads, results
 from test_pg_search_reads import seeded_memory
 
-from linkmem.store.postgres import search_connections
+from linkmem.store.postgres import search_connections, search_reads
 
 pytestmark = pytest.mark.postgres
 
@@ -97,5 +97,33 @@ def test_a_server_that_lost_the_prepared_statements_gets_the_search_unprepared(
         assert not db.prepares_searches
         with db.connection() as conn:
             assert conn.execute("SELECT count(*) FROM pg_prepared_statements").fetchone() == (0,)
+    finally:
+        memory.close()
+
+
+def test_a_prepared_statement_lost_after_the_first_batches_is_run_again_unprepared(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server loses the prepared statements between the first batches and a third round
+    trip (second-hop targets outside them): that batch runs again unprepared, with the
+    plain answers, and later searches are not prepared."""
+    memory = seeded_memory(pg_dsn, connections=1, **SMALL_POOL, hop_max_links=40)
+    db = memory.store.db
+    fetch_first = search_reads.SearchReads.fetch_first
+    lost: list[bool] = []
+
+    def then_lost(self: search_reads.SearchReads) -> None:
+        fetch_first(self)
+        if self._conn.prepare_threshold is not None:
+            self._conn.pgconn.exec_(b"DEALLOCATE ALL")  # behind psycopg's back
+            lost.append(True)
+
+    try:
+        with plain_reads():
+            plain = [results(memory, q) for q in QUERIES]
+        monkeypatch.setattr(search_reads.SearchReads, "fetch_first", then_lost)
+        assert [results(memory, q) for q in QUERIES] == plain
+        assert lost == [True]  # the first search's third batch found them lost
+        assert not db.prepares_searches
     finally:
         memory.close()

@@ -47,6 +47,8 @@ RECONNECT_TIMEOUT = 2.0
 SPARE_WAIT = 0.001
 #: SQLSTATEs after which the whole transaction can simply be run again.
 RETRYABLE = frozenset({"40P01", "40001"})  # deadlock detected, serialization failure
+#: SQLSTATEs of a prepared statement the server does not have, or has already.
+LOST_PREPARED = frozenset({"26000", "42P05"})  # invalid_sql_statement_name, duplicate_prepared
 #: Runs of a transaction that keeps hitting deadlocks or serialisation failures.
 MAX_ATTEMPTS = 5
 #: First backoff before a re-run (doubles per attempt, jittered +-50%).

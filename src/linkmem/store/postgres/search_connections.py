@@ -25,12 +25,9 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from linkmem.errors import BackendUnavailable, StoreError
-from linkmem.store.postgres.connection import sqlstate_of
+from linkmem.store.postgres.connection import LOST_PREPARED, sqlstate_of
 from linkmem.store.postgres.search_reads import SearchReads
 from linkmem.store.prefetch import SearchPlan
-
-#: SQLSTATEs of a prepared statement the server does not have, or has already.
-LOST_PREPARED = frozenset({"26000", "42P05"})  # invalid_sql_statement_name, duplicate_prepared
 
 
 @contextmanager

@@ -40,6 +40,8 @@ from linkmem.filters import Node
 from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres import sql
+from linkmem.store.postgres.connection import LOST_PREPARED
+from linkmem.store.postgres.driver import psycopg
 from linkmem.store.postgres.entities import EXACT_ENTITIES, _entity_from_row, stored_by_key
 from linkmem.store.postgres.memories import (
     _row_where,
@@ -178,6 +180,31 @@ class SearchReads:
         ids = [i for i in ids if i not in self._fetched]
         if not ids:
             return
+        try:
+            records, keyword, entities = self._read_batch(ids, with_entities)
+        except psycopg.Error as e:
+            # A server that lost a prepared statement after the first batches (a pooler
+            # before PgBouncer 1.21 may send this batch to another server): the batch runs
+            # again unprepared, and the store prepares no search statement after that.
+            if e.sqlstate not in LOST_PREPARED or not self._unprepare():
+                raise
+            records, keyword, entities = self._read_batch(ids, with_entities)
+        for row in records:
+            self._records[row[0]] = row[:-2]
+            if row[-1] is not None:  # in the scope and through the filters
+                self._dense[row[0]] = (float(row[-1]), row[-2])
+        if keyword is not None:
+            self._keyword += _positive(keyword)
+        if entities is not None:
+            for row in entities:
+                entity_id = self._remember_entity(row[1:], self._plan.hop_max_links)
+                self._entity_rows += [(memory_id, entity_id) for memory_id in row[0]]
+            self._entity_rows_of.update(ids)
+        self._fetched.update(ids)
+
+    def _read_batch(self, ids: list[str], with_entities: bool) -> tuple[Any, Any, Any]:
+        """The rows of ``_fetch``'s statements: records with cosines, BM25 (None when not
+        read) and the entities (None likewise)."""
         t, conn, side = self._t, self._conn, self._side or self._conn
         with self._pipelines():
             in_scope = self._memory_where(None)
@@ -188,18 +215,22 @@ class SearchReads:
             entities = (
                 conn.execute(*q.entities_of_ids(t, ids, hop, hubs)) if with_entities else None
             )
-        for row in records.fetchall():
-            self._records[row[0]] = row[:-2]
-            if row[-1] is not None:  # in the scope and through the filters
-                self._dense[row[0]] = (float(row[-1]), row[-2])
-        if keyword is not None:
-            self._keyword += _positive(keyword.fetchall())
-        if entities is not None:
-            for row in entities.fetchall():
-                entity_id = self._remember_entity(row[1:], self._plan.hop_max_links)
-                self._entity_rows += [(memory_id, entity_id) for memory_id in row[0]]
-            self._entity_rows_of.update(ids)
-        self._fetched.update(ids)
+        return (
+            records.fetchall(),
+            keyword.fetchall() if keyword is not None else None,
+            entities.fetchall() if entities is not None else None,
+        )
+
+    def _unprepare(self) -> bool:
+        """Stop preparing this search's statements (and the store's later searches');
+        whether they were prepared."""
+        held = [c for c in (self._conn, self._side) if c is not None]
+        if not any(c.prepare_threshold is not None for c in held):
+            return False
+        self._store.db.prepares_searches = False
+        for conn in held:
+            conn.prepare_threshold = None
+        return True
 
     @contextmanager
     def _pipelines(self) -> Iterator[None]:
