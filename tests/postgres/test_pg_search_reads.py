@@ -124,23 +124,32 @@ def test_same_results_on_two_connections(
 
 
 def test_reads_outside_the_first_batches(pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A search whose second hop reaches memories outside the first two batches fetches them
-    in a third round trip, with the plain answers."""
+    """A search whose second hop reaches memories outside the first two batches reads its
+    sources' rare entities and those memories in a third round trip, with the plain
+    answers; nothing is read after it."""
     memory = seeded_memory(pg_dsn, **SMALL_POOL, hop_max_links=40)
     fetches: list[int] = []
-    fetch = search_reads.SearchReads._fetch
+    reached: list[int] = []
+    fetch, fetch_rare = search_reads.SearchReads._fetch, search_reads.SearchReads._fetch_rare
 
     def counted(self: search_reads.SearchReads, ids: list[str], **kwargs: Any) -> None:
         fetches.append(len([i for i in ids if i not in self._fetched]))
         fetch(self, ids, **kwargs)
 
+    def counted_rare(self: search_reads.SearchReads, ids: list[str]) -> None:
+        before = len(self._fetched)
+        fetch_rare(self, ids)
+        reached.append(len(self._fetched) - before)
+
     try:
         monkeypatch.setattr(search_reads.SearchReads, "_fetch", counted)
+        monkeypatch.setattr(search_reads.SearchReads, "_fetch_rare", counted_rare)
         fetched = [results(memory, q) for q in QUERIES]
         with plain_reads():
             plain = [results(memory, q) for q in QUERIES]
         assert fetched == plain
-        assert len([n for n in fetches if n]) > len(QUERIES)
+        assert len([n for n in fetches if n]) == len(QUERIES)  # the pool's batch only
+        assert len(reached) == len(QUERIES) and sum(reached) > 0
     finally:
         memory.close()
 

@@ -283,14 +283,19 @@ def bm25_given_statement(
     scope_ids: list[int] | None,
     stats: Sequence[Any],
     filters: Node | None,
-    ids: Sequence[str],
+    ids: Sequence[str] | tuple[str, list[Any]],
     k1_b: tuple[float, float],
 ) -> tuple[str, list[Any]]:
-    """``sql.bm25_given`` with its arguments: the scores of ``ids`` (all of them) from the
-    ``stats`` row of ``bm25_statement`` for the same scopes, terms and filters."""
+    """``sql.bm25_given`` with its arguments: the scores of ``ids`` (all of them; a list, or
+    a subquery with its arguments) from the ``stats`` row of ``bm25_statement`` for the same
+    scopes, terms and filters."""
     terms, idfs, n, total = stats
     p_sql, p_args = in_scopes("p.scope_id", scope_ids)
     f_sql, f_args = filter_sql(filters)
+    if isinstance(ids, tuple):  # LIMIT NULL: no limit
+        sub, sub_args = ids
+        statement = sql.bm25_given(t, p_sql, f_sql, *k1_b, ids=f"ARRAY({sub})")
+        return statement, [n, total, terms, idfs, *p_args, terms, *sub_args, *f_args, None]
     statement = sql.bm25_given(t, p_sql, f_sql, *k1_b)
     return statement, [n, total, terms, idfs, *p_args, terms, list(ids), *f_args, len(ids)]
 

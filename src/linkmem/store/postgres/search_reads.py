@@ -10,16 +10,18 @@ ahead with psycopg's pipeline mode:
    records and, for entities with few links, their memories;
 2. then, for every memory those can bring into the candidate pool (``S``): records with
    exact cosine, BM25 (unless all are known; from the first read's N, lengths and idfs, so
-   only the pool's postings are read: ``sql.bm25_given``), and its links to the entities a
-   search reads there: the hubs among the entities of 1 (the hub boosts' ``links_among``) and
-   the entities with at most ``hop_max_links`` links (records and memories: the second hop's
-   ``rare_entities_of_memories``);
-3. only when a read asks for memories outside ``S`` (second-hop targets): records with
-   cosine, and BM25, of those.
+   only the pool's postings are read: ``sql.bm25_given``), and its links to the hubs among
+   the entities of 1 (the hub boosts' ``links_among``);
+3. when the second hop asks for its sources' entities of at most ``hop_max_links`` links
+   (``rare_entities_of_memories``): those, with their records and memories, and beside them
+   records with cosine, and BM25, of every memory the hop can reach from the sources (a
+   subquery: ``search_sql.reached``). Reading these for the whole pool in 2 instead (up to
+   2,700 memories and 36,000 links) cost more server time than the round trip.
 
 When the pool has a second connection free at once, part of each batch runs on it (the dense
 read in 1, the records in 2), so two server processes work on one search at the same time;
-otherwise everything goes over one connection, in the same number of round trips.
+otherwise everything goes over one connection, in the same number of round trips. A read
+outside these (another memory's record) takes a round trip of its own.
 
 Every answer is the plain store's: each statement returns the rows of the plain statement for
 a superset of the ids (same expressions and ORDER BY, see ``search_sql``), filtered here. A
@@ -32,7 +34,7 @@ import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -54,6 +56,7 @@ from linkmem.store.prefetch import SearchPlan
 from linkmem.types import EntityRecord, MemoryRecord, Scope
 
 Ranked = list[tuple[str, float]]
+T = TypeVar("T")
 #: In scopes of at most this many memories the first BM25 read returns every matching
 #: memory's score, so later BM25 reads of the search need no statement; in larger ones it
 #: returns the top-k, and the pool's scores are read with its records. In the 10k-memory
@@ -82,10 +85,14 @@ class SearchReads:
         self._entities: dict[str, EntityRecord] = {}
         # entity -> (memory seq, memory id, own link)
         self._links: dict[str, list[tuple[int, str, bool]]] = {}
-        # (memory, entity) in entity seq order, for the entities of ``entities_of_ids``: the
-        # hubs of ``_hubs`` and those with at most ``plan.hop_max_links`` links
-        self._entity_rows: list[tuple[str, str]] = []
-        self._entity_rows_of: set[str] = set()
+        # (memory, entity) in entity seq order: the links of the memories of ``_hub_rows_of``
+        # to the hubs of ``_hubs`` (``links_among``), and those of the memories of
+        # ``_rare_rows_of`` to entities of at most ``plan.hop_max_links`` links (the second
+        # hop's ``rare_entities_of_memories``)
+        self._hub_rows: list[tuple[str, str]] = []
+        self._hub_rows_of: set[str] = set()
+        self._rare_rows: list[tuple[str, str]] = []
+        self._rare_rows_of: set[str] = set()
         self._hubs: set[str] = set()
         self._dense: dict[str, tuple[float, int]] = {}  # memory -> (cosine, seq)
         # Every memory's BM25 when the first read returned them all (see KEYWORD_ALL); else
@@ -180,45 +187,77 @@ class SearchReads:
         ids = [i for i in ids if i not in self._fetched]
         if not ids:
             return
+        hubs = sorted(self._hubs) if with_entities else []
+        links = (lambda conn: conn.execute(*q.hub_links(self._t, ids, hubs))) if hubs else None
+        records, keyword, rows = self._retried(lambda: self._read_batch(ids, links))
+        self._keep(records, keyword, ids)
+        for entity_id, memory_ids in rows or []:
+            self._hub_rows += [(memory_id, entity_id) for memory_id in memory_ids]
+        if with_entities:
+            self._hub_rows_of.update(ids)
+
+    def _fetch_rare(self, ids: list[str]) -> None:
+        """The entities of ``ids`` with at most ``hop_max_links`` links, with their records
+        and memories, and beside them cosine, BM25 and records of every memory the second
+        hop can reach from ``ids`` (``search_sql.reached``): one round trip."""
+        hop = self._plan.hop_max_links
+
+        def rare(conn: Any) -> Any:
+            return conn.execute(*q.entities_of_ids(self._t, ids, hop))
+
+        reached = q.reached(self._t, ids, hop)
+        records, keyword, rows = self._retried(lambda: self._read_batch(reached, rare))
+        self._keep(records, keyword)
+        for row in rows:
+            entity_id = self._remember_entity(row[1:], hop)
+            self._rare_rows += [(memory_id, entity_id) for memory_id in row[0]]
+        self._rare_rows_of.update(ids)
+
+    def _keep(
+        self,
+        records: list[Sequence[Any]],
+        keyword: list[Sequence[Any]] | None,
+        asked: Sequence[str] = (),
+    ) -> None:
+        """Remember the records, cosines and BM25 of memories not fetched before; those
+        ``asked`` for count as fetched (an id without a row has none)."""
+        fresh = {row[0] for row in records} - self._fetched
+        for row in records:
+            if row[0] in fresh:
+                self._records[row[0]] = row[:-2]
+                if row[-1] is not None:  # in the scope and through the filters
+                    self._dense[row[0]] = (float(row[-1]), row[-2])
+        if keyword is not None:
+            self._keyword += _positive([row for row in keyword if row[0] in fresh])
+        self._fetched.update(fresh, asked)
+
+    def _retried(self, read: Callable[[], T]) -> T:
+        """``read()``; again unprepared when the server lost a prepared statement after the
+        first batches (a pooler before PgBouncer 1.21 may send this batch to another
+        server), after which the store prepares no search statement."""
         try:
-            records, keyword, entities = self._read_batch(ids, with_entities)
+            return read()
         except psycopg.Error as e:
-            # A server that lost a prepared statement after the first batches (a pooler
-            # before PgBouncer 1.21 may send this batch to another server): the batch runs
-            # again unprepared, and the store prepares no search statement after that.
             if e.sqlstate not in LOST_PREPARED or not self._unprepare():
                 raise
-            records, keyword, entities = self._read_batch(ids, with_entities)
-        for row in records:
-            self._records[row[0]] = row[:-2]
-            if row[-1] is not None:  # in the scope and through the filters
-                self._dense[row[0]] = (float(row[-1]), row[-2])
-        if keyword is not None:
-            self._keyword += _positive(keyword)
-        if entities is not None:
-            for row in entities:
-                entity_id = self._remember_entity(row[1:], self._plan.hop_max_links)
-                self._entity_rows += [(memory_id, entity_id) for memory_id in row[0]]
-            self._entity_rows_of.update(ids)
-        self._fetched.update(ids)
+            return read()
 
-    def _read_batch(self, ids: list[str], with_entities: bool) -> tuple[Any, Any, Any]:
-        """The rows of ``_fetch``'s statements: records with cosines, BM25 (None when not
-        read) and the entities (None likewise)."""
-        t, conn, side = self._t, self._conn, self._side or self._conn
+    def _read_batch(
+        self, ids: q.Ids, also: Callable[[Any], Any] | None
+    ) -> tuple[list[Any], list[Any] | None, list[Any] | None]:
+        """Records with cosines of ``ids`` and their BM25 (None when not read) on the side
+        connection, beside ``also(conn)`` (None: nothing) on the main one; the rows."""
+        conn, side = self._conn, self._side or self._conn
         with self._pipelines():
             in_scope = self._memory_where(None)
-            records = side.execute(*q.memories_of_ids(t, ids, in_scope, self._query))
+            records = side.execute(*q.memories_of_ids(self._t, ids, in_scope, self._query))
             wanted = self._keyword_stats is not None and not self._keyword_all
             keyword = self._queue_keyword_of(side, ids) if wanted else None
-            hop, hubs = self._plan.hop_max_links, sorted(self._hubs)
-            entities = (
-                conn.execute(*q.entities_of_ids(t, ids, hop, hubs)) if with_entities else None
-            )
+            other = also(conn) if also is not None else None
         return (
             records.fetchall(),
             keyword.fetchall() if keyword is not None else None,
-            entities.fetchall() if entities is not None else None,
+            other.fetchall() if other is not None else None,
         )
 
     def _unprepare(self) -> bool:
@@ -261,7 +300,7 @@ class SearchReads:
         )
         return conn.execute(*statement)
 
-    def _queue_keyword_of(self, conn: Any, ids: list[str]) -> Any:
+    def _queue_keyword_of(self, conn: Any, ids: q.Ids) -> Any:
         """The BM25 of ``ids`` from the first read's statistics: their postings alone."""
         k1_b, stats = (self._store.k1, self._store.b), self._keyword_stats
         assert stats is not None
@@ -408,15 +447,18 @@ class SearchReads:
         (``linkmem.store.prefetch``): the pool's, when they were fetched."""
         if not memory_ids:
             return {}
-        if max_links > self._plan.hop_max_links or not set(memory_ids) <= self._entity_rows_of:
+        if max_links > self._plan.hop_max_links:
             return {
                 mid: kept
                 for mid, records in self._store.entities_of_memories(memory_ids).items()
                 if (kept := [e for e in records if e.link_count <= max_links])
             }
+        missing = [mid for mid in dict.fromkeys(memory_ids) if mid not in self._rare_rows_of]
+        if missing:
+            self._fetch_rare(missing)
         wanted = set(memory_ids)
         out: dict[str, list[EntityRecord]] = defaultdict(list)
-        for mid, eid in self._entity_rows:
+        for mid, eid in self._rare_rows:
             entity = self._entities[eid]
             if mid in wanted and entity.link_count <= max_links:
                 out[mid].append(entity)
@@ -429,8 +471,8 @@ class SearchReads:
         from the pool's links: the hub boosts need no entity records of the candidates."""
         entities, memories = set(entity_ids), set(memory_ids)
         out: dict[str, list[str]] = defaultdict(list)
-        if memories <= self._entity_rows_of and entities <= self._hubs:
-            for mid, eid in self._entity_rows:
+        if memories <= self._hub_rows_of and entities <= self._hubs:
+            for mid, eid in self._hub_rows:
                 if eid in entities and mid in memories:
                     out[eid].append(mid)
             return dict(out)

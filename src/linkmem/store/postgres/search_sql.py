@@ -17,6 +17,8 @@ from linkmem.store.postgres.sql import MEMORY_COLUMNS, Tables
 
 Where = tuple[str, list[Any]]
 Statement = tuple[str, list[Any]]
+#: Memory ids: a list, or a subquery with its arguments (``id_array``).
+Ids = list[str] | tuple[str, list[Any]]
 
 
 #: A search reads its scope exactly instead of through the HNSW index when the scope's
@@ -122,29 +124,61 @@ def nearest_entities_detailed(
 UNSEEN_IDS = "ANY(ARRAY(SELECT unnest(%b::text[])))"
 
 
-def entities_of_ids(t: Tables, ids: list[str], links: int, hubs: list[str]) -> Statement:
-    """``entities_of_memories`` of ``ids`` restricted to the entities a search reads there:
-    those with at most ``links`` links (the second hop's) and the ``hubs`` (the hub boosts'
-    ``links_among``). One row per entity (in entity seq order, as the plain rows), with the
-    memories of ``ids`` it links, its record and, when it has at most ``links`` links, all
-    its memories (``_detailed``). With back references a memory of a 10k-memory scope has
-    ~13 links, most to a few hundred hubs: a pool of 2,000 memories has ~27,000 links, of
-    which ~70 are to entities with at most 3 links (all of them grouped and shipped: 42 ms
-    of server time). The links are grouped first and the records looked up by key
-    (``= ANY(ARRAY(...))``: the planner expects few rows; with ``IN`` it expected ~10,000
-    entities and scanned the entity table). An entity with at most ``links`` links is one
-    without a ``link_counts`` row of more (an anti-join: 40 searches, mean 9.1 -> 7.5 ms
-    against a join to every link's count). Rows: pool memories, ``DETAILED`` columns."""
+def entities_of_ids(t: Tables, ids: Ids, links: int) -> Statement:
+    """``entities_of_memories`` of ``ids`` restricted to the entities of at most ``links``
+    links (what the second hop reads of its sources: ``rare_entities_of_memories``). One row
+    per entity (in entity seq order, as the plain rows), with the memories of ``ids`` it
+    links, its record and all its memories (``_detailed``). The links are grouped first and
+    the records looked up by key (``= ANY(ARRAY(...))``: the planner expects few rows; with
+    ``IN`` it expected ~10,000 entities and scanned the entity table). An entity with at most
+    ``links`` links is one without a ``link_counts`` row of more (an anti-join: 40 searches,
+    mean 9.1 -> 7.5 ms against a join to every link's count). Rows: memories of ``ids``,
+    ``DETAILED`` columns."""
+    ids_sql, ids_args = id_array(ids)
     return (
         f"WITH l AS MATERIALIZED (SELECT k.memory, k.entity FROM {t.links} k "
-        f"WHERE k.memory = {UNSEEN_IDS} AND (NOT EXISTS (SELECT 1 FROM {t.link_counts} c "
-        "WHERE c.entity = k.entity AND c.n > %s) OR k.entity = ANY(%s::text[]))), "
+        f"WHERE k.memory = ANY({ids_sql}) AND NOT EXISTS (SELECT 1 FROM {t.link_counts} c "
+        "WHERE c.entity = k.entity AND c.n > %s)), "
         "g AS MATERIALIZED (SELECT entity, array_agg(memory) AS pool FROM l GROUP BY entity), "
         f"{_detailed(t, 'SELECT entity FROM g', by_key=True)} "
         f"SELECT g.pool, {DETAILED} FROM detailed d JOIN g ON g.entity = d.id "
         "ORDER BY d.entity_seq",
-        [ids, links, hubs, links],
+        [*ids_args, links, links],
     )
+
+
+def hub_links(t: Tables, ids: list[str], hubs: list[str]) -> Statement:
+    """``links_among`` of the ``hubs`` and the memories ``ids``: one row per hub linked to
+    one of them, in entity seq order, with those memories in memory order (the order of
+    the links' memory index, which the grouped scan of every pool link gave before). A
+    search needs no record of these entities (the nearest entities' read has them).
+    Rows: entity, memories."""
+    return (
+        f"SELECT k.entity, array_agg(k.memory ORDER BY k.memory) FROM {t.links} k "
+        f"JOIN {t.entities} e ON e.id = k.entity WHERE k.memory = {UNSEEN_IDS} "
+        "AND k.entity = ANY(%s::text[]) GROUP BY e.seq, k.entity ORDER BY e.seq",
+        [ids, hubs],
+    )
+
+
+def reached(t: Tables, sources: list[str], links: int) -> Ids:
+    """The memories the second hop can reach from ``sources``: those with an own link to an
+    entity of at most ``links`` links that a source links (a superset of the hop's targets,
+    ``linkmem.entities.hop``), as a subquery for ``id_array``."""
+    return (
+        f"SELECT l2.memory FROM {t.links} l1 JOIN {t.links} l2 ON l2.entity = l1.entity "
+        "AND l2.own WHERE l1.memory = ANY(%b::text[]) AND NOT EXISTS (SELECT 1 FROM "
+        f"{t.link_counts} c WHERE c.entity = l1.entity AND c.n > %s)",
+        [sources, links],
+    )
+
+
+def id_array(ids: Ids) -> tuple[str, list[Any]]:
+    """A text array of memory ids: a list (sent in binary) or a subquery (``reached``)."""
+    if isinstance(ids, list):
+        return "%b::text[]", [ids]
+    sub, args = ids
+    return f"ARRAY({sub})", args
 
 
 #: The columns of ``_detailed`` rows: ``select_entities``' columns, then seqs, ids and owns.
@@ -177,14 +211,15 @@ def _detailed(t: Tables, ids_sql: str, by_key: bool = False) -> str:
 RAW_MEMORY_COLUMNS = MEMORY_COLUMNS.replace("m.metadata", "m.metadata::text", 1)
 
 
-def memories_of_ids(t: Tables, ids: list[str], where: Where, query: str) -> Statement:
+def memories_of_ids(t: Tables, ids: Ids, where: Where, query: str) -> Statement:
     """``select_memories_by_id`` (the metadata as text, ``RAW_MEMORY_COLUMNS``), then each
     row's seq and, when ``where`` keeps it, its ``vector_exact`` cosine (else NULL): records
     and cosines of the same rows in one read."""
     cond, args = where
+    ids_sql, ids_args = id_array(ids)
     return (
         f"SELECT {RAW_MEMORY_COLUMNS}, m.seq, CASE WHEN {cond} THEN "
         f"1 - (m.embedding <=> %s::vector) END FROM {t.mem} m "
-        f"JOIN {t.scopes} s ON s.id = m.scope_id WHERE m.id = ANY(%b::text[])",
-        [*args, query, ids],
+        f"JOIN {t.scopes} s ON s.id = m.scope_id WHERE m.id = ANY({ids_sql})",
+        [*args, query, *ids_args],
     )

@@ -289,31 +289,36 @@ def bm25(
     )
 
 
-def bm25_given(t: Tables, scopes_p: str, filters: str, k1: float, b: float) -> str:
+def bm25_given(
+    t: Tables, scopes_p: str, filters: str, k1: float, b: float, ids: str = "%b::text[]"
+) -> str:
     """``bm25`` of the memories of a ``%b`` text array with the statistics given (a
     ``stats`` row of ``bm25`` of the same scopes and terms): only their postings are read,
     and the scores are the same to the last digit (the same float8 expressions of the same
     values, summed in the same order). Arguments: N, total length, the terms, their idfs,
-    scopes (p), the terms again, ids, the filters', k."""
+    scopes (p), the terms again, the arguments of ``ids`` (a text array: ``%b`` by default,
+    or an ``ARRAY(subquery)``), the filters', k."""
+    scan = f"{scopes_p} AND p.term = ANY(%s::text[])"
+    if ids.startswith("ARRAY("):  # a few memories: their postings by the memory index
+        hits = _bm25_hits(t, f"{scan} AND p.memory = ANY({ids})")
+    else:
+        hits = _bm25_hits(t, scan, f"memory = ANY({ids})")
     ctes = (
         "WITH st AS MATERIALIZED (SELECT %s::float8 AS n, %s::float8 AS total), "
         "idf AS MATERIALIZED (SELECT u.term, u.idf FROM "
         "unnest(%s::text[], %s::float8[]) AS u(term, idf)), "
-        f"{_bm25_hits(t, f'{scopes_p} AND p.term = ANY(%s::text[])', POOL)} "
+        f"{hits} "
     )
     return ctes + _bm25_top(t, filters, "TRUE", k1, b, True)
 
 
-#: ``bm25_given``'s memories, tested on the key's scan of the terms' postings (``OFFSET 0``
-#: keeps it out of the scan): given to the scan, the planner took a bitmap scan of the
-#: postings' memory index, one index search per id (486 for a pool of 500: 15 ms instead of
-#: 1.6 for the terms' 2,715 postings read by the key and hashed against the ids).
-POOL = "memory = ANY(%b::text[])"
-
-
 def _bm25_hits(t: Tables, where: str, keep: str = "") -> str:
-    """The CTE ``hits``: the postings of ``where`` (then of ``keep``, a hashed filter over
-    the key's scan), with counts and lengths weighed (``neighbour_terms``)."""
+    """The CTE ``hits``: the postings of ``where`` (then of ``keep``, a filter over the key's
+    scan), with counts and lengths weighed (``neighbour_terms``). ``OFFSET 0`` keeps ``keep``
+    (``bm25_given``'s memories) out of the scan: given to it, the planner took a bitmap scan
+    of the postings' memory index, one index search per id (486 for a pool of 500: 15 ms
+    instead of 1.6 for the terms' 2,715 postings read by the key and hashed against the
+    ids)."""
     unit = f"{1 / CONTEXT_SCALE!r}::float8"
     scan = (
         f"SELECT p.term, p.memory, p.tf + p.ctx * {unit} AS tf, "
