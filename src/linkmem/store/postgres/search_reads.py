@@ -31,7 +31,6 @@ read with other arguments than the plan's goes to the store.
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
@@ -44,13 +43,14 @@ from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import LOST_PREPARED
 from linkmem.store.postgres.driver import psycopg
-from linkmem.store.postgres.entities import EXACT_ENTITIES, _entity_from_row, stored_by_key
+from linkmem.store.postgres.entities import EXACT_ENTITIES, stored_by_key
 from linkmem.store.postgres.memories import (
     _row_where,
     bm25_given_statement,
     bm25_statement,
     ef_search,
 )
+from linkmem.store.postgres.search_entity_reads import EntityReads
 from linkmem.store.postgres.sql import in_scopes, vector_literal
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import EntityRecord, MemoryRecord, Scope
@@ -67,7 +67,7 @@ T = TypeVar("T")
 KEYWORD_ALL = 1000
 
 
-class SearchReads:
+class SearchReads(EntityReads):
     """The reads of one search (see the module docstring); other calls go to the store."""
 
     def __init__(self, store: Any, plan: SearchPlan, conn: Any, side: Any | None = None) -> None:
@@ -323,24 +323,6 @@ class SearchReads:
         )
         return conn.execute(*statement)
 
-    def _read_near(self, rows: list[Sequence[Any]]) -> list[list[tuple[str, float]]]:
-        out: list[list[tuple[str, float]]] = [[] for _ in range(len(self._entity_vectors))]
-        for row in rows:
-            out[row[0] - 1].append((row[1], float(row[2])))
-            self._remember_entity(row[3:], self._links_max)
-        return out
-
-    def _remember_entity(self, row: Sequence[Any], links_max: int) -> str:
-        """Keep one entity (``select_entities``' columns, then the seqs and ids of its
-        memories and whether each link is own, when it has at most ``links_max`` links); its
-        id."""
-        entity = _entity_from_row(row[:8])
-        self._entities[entity.id] = entity
-        seqs, ids, owns = row[8], row[9], row[10]
-        if entity.link_count <= links_max:
-            self._links[entity.id] = list(zip(seqs or [], ids or [], owns or []))
-        return entity.id
-
     def _memory_where(self, ids: list[str] | None) -> q.Where:
         scope_sql, scope_args = in_scopes("m.scope_id", self._scope_ids)
         row_sql, row_args = _row_where(self._plan.filters, ids)
@@ -392,95 +374,6 @@ class SearchReads:
         self._fetch(list(ids))
         wanted = set(ids)
         return [(mid, score) for mid, score in self._keyword if mid in wanted][:k]
-
-    def nearest_entities(
-        self, scope: Scope, vectors: np.ndarray, k: int, min_similarity: float, exact_scope: bool
-    ) -> list[list[tuple[str, float]]]:
-        plan = self._plan
-        if (
-            self._near is None
-            or exact_scope
-            or scope != plan.scope
-            or k != plan.entity_k
-            or min_similarity != plan.entity_min_similarity
-            or not np.array_equal(np.asarray(vectors), self._entity_vectors)
-        ):
-            return self._store.nearest_entities(scope, vectors, k, min_similarity, exact_scope)
-        return [list(hits) for hits in self._near]
-
-    def entities_by_key(
-        self, scope: Scope, keys: Sequence[str]
-    ) -> dict[str, tuple[str, np.ndarray]]:
-        plan = self._plan
-        if plan.entities is None or scope != plan.scope or list(keys) != plan.entities.keys:
-            return self._store.entities_by_key(scope, keys)
-        return dict(self._by_key)
-
-    def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]:
-        if not set(ids) <= self._entities.keys():
-            return self._store.get_entities(ids)
-        return [self._entities[i] for i in ids]
-
-    def memories_of_entities(
-        self, entity_ids: Sequence[str], own_only: bool = False
-    ) -> dict[str, list[str]]:
-        if not set(entity_ids) <= self._links.keys():
-            return self._store.memories_of_entities(entity_ids, own_only)
-        rows = sorted(
-            (
-                (seq, eid, mid)
-                for eid in dict.fromkeys(entity_ids)
-                for seq, mid, own in self._links[eid]
-                if own or not own_only
-            ),
-            key=lambda row: row[0],
-        )
-        out: dict[str, list[str]] = defaultdict(list)
-        for _, eid, mid in rows:
-            out[eid].append(mid)
-        return dict(out)
-
-    def rare_entities_of_memories(
-        self, memory_ids: Sequence[str], max_links: int
-    ) -> dict[str, list[EntityRecord]]:
-        """``entities_of_memories`` without the entities of more than ``max_links`` links
-        (``linkmem.store.prefetch``): the pool's, when they were fetched."""
-        if not memory_ids:
-            return {}
-        if max_links > self._plan.hop_max_links:
-            return {
-                mid: kept
-                for mid, records in self._store.entities_of_memories(memory_ids).items()
-                if (kept := [e for e in records if e.link_count <= max_links])
-            }
-        missing = [mid for mid in dict.fromkeys(memory_ids) if mid not in self._rare_rows_of]
-        if missing:
-            self._fetch_rare(missing)
-        wanted = set(memory_ids)
-        out: dict[str, list[EntityRecord]] = defaultdict(list)
-        for mid, eid in self._rare_rows:
-            entity = self._entities[eid]
-            if mid in wanted and entity.link_count <= max_links:
-                out[mid].append(entity)
-        return dict(out)
-
-    def links_among(
-        self, entity_ids: Sequence[str], memory_ids: Sequence[str]
-    ) -> dict[str, list[str]]:
-        """entity id -> those of ``memory_ids`` linked to it (``linkmem.store.prefetch``),
-        from the pool's links: the hub boosts need no entity records of the candidates."""
-        entities, memories = set(entity_ids), set(memory_ids)
-        out: dict[str, list[str]] = defaultdict(list)
-        if memories <= self._hub_rows_of and entities <= self._hubs:
-            for mid, eid in self._hub_rows:
-                if eid in entities and mid in memories:
-                    out[eid].append(mid)
-            return dict(out)
-        for mid, records in self._store.entities_of_memories(list(memory_ids)).items():
-            for entity in records:
-                if entity.id in entities:
-                    out[entity.id].append(mid)
-        return dict(out)
 
     def get_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
         if not ids:
