@@ -1,7 +1,7 @@
 """Where a search's time goes: each step of ``linkmem.search.run_search``, per scope size.
 
     python benchmarks/bench_search_phases.py [--sizes 1000,10000] [--queries 100] [--rounds 3]
-        [--variants shipped,serial] [--out FILE]
+        [--variants shipped,serial] [--store DIR] [--out FILE]
 
 One SQLite store, one scope holding each of ``--sizes`` memories (``bench_core.make_texts``,
 entities on, the default models loaded once). Each query is timed as a whole
@@ -30,7 +30,10 @@ before (so the embedder's memo answers recurring names, never a query):
 - ``no_memo``: the embedder's memo of short texts' vectors off;
 - ``sql_bm25``: BM25 summed in SQL, not from the cached postings
   (``store.sqlite.keyword_cache``; what searches did before it).
-Numbers go to ``benchmarks/results/search_phases.json`` (or ``--out``).
+Numbers go to ``benchmarks/results/search_phases.json`` (or ``--out``). ``--store DIR`` keeps
+one store per size in DIR (``search-<size>.db``), built on first use and searched as they are
+after: an A/B of two commits alternates processes (``PYTHONPATH=<worktree>/src``) on the
+same stores.
 """
 
 from __future__ import annotations
@@ -205,6 +208,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--variants", default=",".join(VARIANTS), help="some of the variants")
+    parser.add_argument("--store", help="a folder of stores kept between runs, one per size")
     parser.add_argument(
         "--out", default=str(Path(__file__).parent / "results" / "search_phases.json")
     )
@@ -213,12 +217,16 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="linkmem-phases-"))
     models = Models(folder)
     clock = Clock()
-    memory = models.memory(folder / "search.db")
     texts = make_texts(max(sizes), seed=2)
     instrument(clock)
     results: dict = {"load_before": round(os.getloadavg()[0], 2), "sizes": {}}
-    loaded = 0
+    memory, loaded = models.memory(folder / "search.db"), 0
     for size in sizes:
+        if args.store:  # one kept store per size
+            path = Path(args.store) / f"search-{size}.db"
+            memory.close()
+            loaded = size if path.exists() else 0
+            memory = models.memory(path)
         for start in range(loaded, size, 1000):
             memory.add_batch(texts[start : min(size, start + 1000)], user_id="bench")
         loaded = size

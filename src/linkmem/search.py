@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -236,14 +237,14 @@ class _Scores:
         """Every candidate's fused score, best first."""
         _complete_dense(self.request, self.store, self.plan.vector, candidates, self.dense)
         self.complete_keyword(candidates)
-        eligible = [c for c in candidates if c in self.dense]  # dense scoring checked scope+filters
+        eligible = candidates & self.dense.keys()  # dense scoring checked scope+filters
         self.boosts, self.hops = boosts, hops or {}
         n_terms = len(self.plan.terms)
         return fuse_all(eligible, self._dense(), self.keyword, n_terms, boosts, self.config, hops)
 
     def parts(self, memory_id: str) -> ScoreParts:
         """The parts of one result's score, as the last ``fuse`` computed it."""
-        return Fusion(len(self.plan.terms), self.config).parts(
+        return self._fusion.parts(
             self._dense().get(memory_id, 0.0),
             self.keyword.get(memory_id, 0.0),
             self.boosts.get(memory_id, NO_BOOST),
@@ -252,6 +253,10 @@ class _Scores:
 
     def _dense(self) -> dict[str, float]:
         return self.dense if self.request.signals.dense else {}
+
+    @cached_property
+    def _fusion(self) -> Fusion:
+        return Fusion(len(self.plan.terms), self.config)
 
 
 def _dense(request: SearchRequest, store: Store, vector: np.ndarray, pool: int) -> Ranked:
@@ -274,7 +279,7 @@ def _complete_dense(
     dense: dict[str, float],
 ) -> None:
     """Exact cosine for candidates that came from another signal (also checks scope+filters)."""
-    missing = [c for c in candidates if c not in dense]
+    missing = list(candidates - dense.keys())
     if missing:
         dense.update(
             store.vector_search(vector, request.scope, len(missing), request.filters, ids=missing)
@@ -291,7 +296,7 @@ def _complete_keyword(
     """BM25 for every candidate, so no score depends on whether it made the keyword top-N."""
     if not request.signals.keyword or not terms:
         return
-    missing = [c for c in candidates if c not in keyword]
+    missing = list(candidates - keyword.keys())
     if missing:
         keyword.update(
             store.keyword_search(terms, request.scope, len(missing), request.filters, ids=missing)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from linkmem.config import RetrievalConfig
@@ -26,6 +27,14 @@ def test_squash_is_zero_for_no_match_and_half_at_midpoint():
     assert bm25.squash(0.0, 3, 3.0, 1.0, 12, 1.0) == 0.0
     assert bm25.squash(6.0, 3, 3.0, 1.0, 12, 1.0) == pytest.approx(0.5)
     assert bm25.squash(20.0, 1, 3.0, 1.0, 12, 1.0) > 0.99
+
+
+@pytest.mark.parametrize("n_terms", [1, 4, 30])
+def test_squash_of_an_array_is_each_value_squashed_bit_for_bit(n_terms: int) -> None:
+    squash = bm25.squasher(n_terms, 3.0, 1.0, 12, 1.0)
+    raw = np.array([0.0, -1.0, 1e-12, 0.5, 6.0, 17.3, 900.0, 1e9, *np.linspace(0.01, 40, 500)])
+    assert squash.many(raw).tolist() == [squash(r) for r in raw.tolist()]
+    assert squash.many(np.zeros(0)).tolist() == []
 
 
 def test_link_weight_and_boost_by_hand():

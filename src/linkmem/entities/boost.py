@@ -68,7 +68,8 @@ class MatchedEntities:
 
     def read_hub_links(self, store: Store, candidates: Iterable[str]) -> None:
         """Read the hubs' links to ``candidates`` and the widened memories not asked before."""
-        ids = [mid for mid in dict.fromkeys([*candidates, *self.widen]) if mid not in self._asked]
+        widen = self.widen if not self._hub_links_read else ()  # asked at the first read
+        ids = [mid for mid in dict.fromkeys([*candidates, *widen]) if mid not in self._asked]
         self._hub_links_read = True
         if not self.hubs or not ids:
             return

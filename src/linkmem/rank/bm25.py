@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 #: Term-frequency saturation and length normalisation: the standard Okapi values, used by
 #: every backend's keyword index (they are properties of the index, not of one query).
@@ -52,15 +54,31 @@ def squash(
 
 def squasher(
     n_terms: int, midpoint_base: float, per_term: float, cap: int, steepness: float
-) -> Callable[[float], float]:
+) -> Squasher:
     """``squash`` for one query's number of terms: its sigmoid set up once for every result."""
     n = max(1, n_terms)
-    midpoint = midpoint_base + per_term * min(n, cap)
-    slope = steepness / math.sqrt(n)
+    return Squasher(midpoint_base + per_term * min(n, cap), steepness / math.sqrt(n))
 
-    def sigmoid(raw: float) -> float:
+
+class Squasher:
+    """``squash`` with one query's midpoint and slope; ``many`` squashes an array."""
+
+    def __init__(self, midpoint: float, slope: float) -> None:
+        self.midpoint = midpoint
+        self.slope = slope
+
+    def __call__(self, raw: float) -> float:
         if raw <= 0.0:
             return 0.0
-        return 1.0 / (1.0 + math.exp(-slope * (raw - midpoint)))
+        return 1.0 / (1.0 + math.exp(-self.slope * (raw - self.midpoint)))
 
-    return sigmoid
+    def many(self, raw: np.ndarray) -> np.ndarray:
+        """This squash of each of ``raw`` (float64): the same float operations, the exponential
+        by ``math.exp`` (numpy's may differ in the last bit), so each value is ``self(r)``'s."""
+        out = np.zeros(len(raw), dtype=np.float64)
+        positive = np.flatnonzero(raw > 0.0)
+        if len(positive):
+            exponents = (-self.slope * (raw[positive] - self.midpoint)).tolist()
+            exps = np.fromiter(map(math.exp, exponents), np.float64, len(positive))
+            out[positive] = 1.0 / (1.0 + exps)
+        return out

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 
 import numpy as np
 
@@ -94,11 +96,11 @@ class EntityBoosts(dict[str, tuple[float, str]]):
         maxima over arrays, the same values as over the mapping."""
         if not self._names or not ids:
             return
-        row = {mid: i for i, mid in enumerate(ids)}
+        row = dict(zip(ids, range(len(ids))))
         gates = []
         for _, _, memory_ids in self._names:
             own = np.zeros(len(ids), dtype=bool)
-            own[[row[mid] for mid in memory_ids if mid in row]] = True
+            own[[r for r in map(row.get, memory_ids) if r is not None]] = True
             best_own = float(text[own].max()) if own.any() else 0.0
             best_other = float(text[~own].max()) if not own.all() else 0.0
             gates.append(name_gate(best_own - best_other, self._config))
@@ -188,11 +190,9 @@ class Fusion:
         """``calibrated_cosine`` of each of ``dense``."""
         return calibrated_cosines(dense, self._scale)
 
-    def texts(self, cosines: np.ndarray, bm25_raw: list[float]) -> np.ndarray:
-        """``text`` of each result, from its calibrated cosine (``cosines``)."""
-        squash = self._squash  # math.exp, as ``text``: numpy's exp may differ in the last bit
-        bm25 = np.array([squash(raw) if raw > 0.0 else 0.0 for raw in bm25_raw])
-        return self._dense_weight * cosines + self._bm25_weight * bm25
+    def texts(self, cosines: np.ndarray, bm25_raw: np.ndarray) -> np.ndarray:
+        """``text`` of each result, from its calibrated cosine (``cosines``) and raw BM25."""
+        return self._dense_weight * cosines + self._bm25_weight * self._squash.many(bm25_raw)
 
     def totals(
         self, text: np.ndarray, cosines: np.ndarray, boost: np.ndarray, hopped: np.ndarray
@@ -215,15 +215,20 @@ def fuse_all(
     explains one. ``hops``: memory id -> the entity the hop followed to it. ``EntityBoosts``
     have their names gated here, on these candidates' text scores. Scored as arrays, each
     step the same float64 operation as ``Fusion.score``'s, so the scores are its bit for bit."""
-    hops = hops or {}
     fusion = Fusion(n_query_terms, config)
-    ids = sorted(set(candidates))
-    cosines = fusion.cosines(np.array([dense.get(mid, 0.0) for mid in ids], dtype=np.float64))
-    text = fusion.texts(cosines, [bm25_raw.get(mid, 0.0) for mid in ids])
+    ids = sorted(candidates if isinstance(candidates, set) else set(candidates))
+    n = len(ids)
+    cosines = fusion.cosines(np.fromiter(map(dense.get, ids, repeat(0.0)), np.float64, n))
+    text = fusion.texts(cosines, np.fromiter(map(bm25_raw.get, ids, repeat(0.0)), np.float64, n))
     if isinstance(boosts, EntityBoosts):
         boosts.gate_scored(ids, text)
-    boost = np.array([boosts.get(mid, NO_BOOST)[0] for mid in ids], dtype=np.float64)
-    hopped = np.array([bool(hops.get(mid)) for mid in ids], dtype=bool)
+    boost = np.fromiter(map(_first, map(boosts.get, ids, repeat(NO_BOOST))), np.float64, n)
+    hopped = np.zeros(n, dtype=bool)
+    if hops:
+        hopped = np.fromiter(map(bool, map(hops.get, ids)), bool, n)
     total = fusion.totals(text, cosines, boost, hopped)
-    scores = total.tolist()
-    return [(ids[i], scores[i]) for i in np.argsort(-total, kind="stable").tolist()]
+    order = np.argsort(-total, kind="stable")
+    return list(zip(map(ids.__getitem__, order.tolist()), total[order].tolist(), strict=True))
+
+
+_first = itemgetter(0)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -77,13 +78,11 @@ class SearchReads:
         memory_ids, cosines = self._cosines(vector)
         if ids is None:
             return top_of_scores(cosines, memory_ids, k, None)
-        row_of = self._row_of()
-        rows = [row for row in map(row_of.get, ids) if row is not None]
-        scores = cosines[rows]
-        values = scores.tolist()
+        rows = np.fromiter(map(self._row_of().get, ids, repeat(-1)), np.intp, len(ids))
+        rows = rows[rows >= 0]
         # Best first, equal cosines in the order asked (a stable sort, as ``list.sort``).
-        best = np.argsort(-scores, kind="stable")[:k].tolist()
-        return [(memory_ids[rows[i]], values[i]) for i in best]
+        best = rows[np.argsort(-cosines[rows], kind="stable")[:k]]
+        return list(zip(map(memory_ids.__getitem__, best.tolist()), cosines[best].tolist()))
 
     def _cosines(self, vector: np.ndarray) -> tuple[list[str], np.ndarray]:
         """The scope's memory ids and their cosines with ``vector`` (computed once per vector:
