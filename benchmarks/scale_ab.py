@@ -1,0 +1,254 @@
+"""Store-side A/B of search: code trees interleaved on the same loaded stores (issue 15).
+
+    python benchmarks/scale_ab.py load --dsn DSN --sqlite PATH [--size 20000]
+    python benchmarks/scale_ab.py run --dsn DSN --sqlite PATH --tree old=/tmp/base \\
+        --tree new=. [--sqlite-tree .] [--rounds 3] [--queries 100] [--out FILE]
+
+``load`` fills a PostgreSQL database (collection ``scale``) and a SQLite file with
+``bench_scale``'s layout (one 10k scope and scopes of 100, ``Memory.add_batch`` with the
+models' answers cached) and runs ``VACUUM (ANALYZE)`` on PostgreSQL. ``run`` starts one worker
+process per tree (``PYTHONPATH=<tree>/src``) on the PostgreSQL store, and one on the SQLite file
+(``--sqlite-tree``), and sends them the same searches in batches of ten, in a shuffled order
+per batch, ``--rounds`` times: the machine's load falls on every variant alike. The query's
+vector is memoised (each query searched twice first), so a search's time is the store side and
+the ranking. Reported per variant and scope kind: p50 (median over queries of each query's
+median), mean client CPU per search, the PostgreSQL server's CPU per search (its processes'
+``/proc`` times around each batch; a server on this machine only), the paired ratios, and
+whether the trees' results (ids, scores, parts) are identical query by query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import bench_scale as bs  # the script's own folder is on sys.path
+
+import linkmem
+from linkmem import Memory
+from linkmem.embed.vector_cache import VectorCache
+
+HERE = Path(__file__).resolve().parent
+BATCH = 10
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def settings(backend: str, dsn: str, sqlite: str) -> dict[str, Any]:
+    if backend == "sqlite":
+        return {"store": "sqlite", "sqlite.path": sqlite}
+    return {"store": "postgres", "postgres.dsn": dsn, "collection": "scale"}
+
+
+def load(args: argparse.Namespace) -> None:
+    import scale_postgres
+
+    probe = Memory(Path(args.sqlite).with_suffix(".probe.db"))
+    extractor = probe.extractor.get()  # type: ignore[union-attr]
+    pool = bs.make_pool(args.pool)
+    vectors, entities = bs.model_cache(pool, probe.embedder, extractor)
+    for backend in ("postgres", "sqlite"):
+        memory = Memory(
+            embedder=bs.CachedEmbedder(probe.embedder, vectors),
+            extractor=bs.CachedExtractor(extractor, entities),
+            entities=True,
+            **settings(backend, args.dsn, args.sqlite),
+        )
+        started = time.perf_counter()
+        bs.Loader(memory, pool, vectors, "memory").grow(args.size)
+        if backend == "postgres":
+            scale_postgres.vacuum_analyze(memory.store.db, memory.store.t)  # type: ignore[attr-defined]
+        bs.log(f"{backend}: {memory.status()['store']} in {time.perf_counter() - started:.0f} s")
+        memory.close()
+
+
+def worker(args: argparse.Namespace) -> None:
+    """Answer 'warm'/'run' lines of JSON [[scope, query], ...] from the driver."""
+    memory = Memory(**settings(args.backend, args.dsn, args.sqlite))
+    if hasattr(memory.embedder, "vector_cache"):
+        memory.embedder.vector_cache = VectorCache(100_000)  # type: ignore[attr-defined]
+    print(json.dumps({"ready": linkmem.__file__}), flush=True)
+    for line in sys.stdin:
+        command, _, payload = line.partition(" ")
+        if command == "quit":
+            break
+        out = []
+        for scope, query in json.loads(payload):
+            if command == "warm":
+                memory.search(query, user_id=scope)
+                continue
+            cpu, started = time.process_time(), time.perf_counter()
+            found = memory.search(query, user_id=scope, top_k=10, explain=True)
+            wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+            digest = hashlib.sha1(json.dumps(found, sort_keys=True).encode()).hexdigest()
+            out.append([wall * 1000, cpu * 1000, digest])
+        print(json.dumps(out), flush=True)
+    memory.close()
+
+
+def server_cpu_ms(postmaster: int | None) -> float:
+    """CPU time of the server's processes so far (children of ``postmaster``), in ms."""
+    if postmaster is None:
+        return 0.0
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == postmaster:
+            total += int(fields[11]) + int(fields[12])
+    return total * 1000 / CLOCK_TICKS
+
+
+def postmaster_of(dsn: str) -> int | None:
+    """The server's main process when it runs on this machine (the parent of a backend)."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        try:
+            fields = Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+    return int(fields[1])
+
+
+def searches(n: int, size: int) -> dict[str, list[list[str]]]:
+    """``bench_scale``'s queries: n in the big scope, n in random 100-memory scopes."""
+    queries = bs.make_queries(2 * n + 5, seed=11)
+    rng = random.Random(size)
+    _, small = bs.layout(size)
+    scopes = [bs.small_scope(rng.randrange(small)) for _ in range(n)]
+    return {
+        "big": [["big", q] for q in queries[n : 2 * n]],
+        "small": [[s, q] for s, q in zip(scopes, queries[:n])],
+    }
+
+
+def run(args: argparse.Namespace) -> None:
+    variants = dict(tree.split("=", 1) for tree in args.tree)
+    backends = {name: "postgres" for name in variants}
+    if args.sqlite_tree:
+        variants["sqlite"], backends["sqlite"] = args.sqlite_tree, "sqlite"
+    workers = {}
+    for name, tree in variants.items():
+        src = str(Path(tree).resolve() / "src")
+        command = [sys.executable, __file__, "worker", "--backend", backends[name]]
+        command += ["--dsn", args.dsn, "--sqlite", args.sqlite]
+        env = {**os.environ, "PYTHONPATH": src}
+        workers[name] = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+        )
+        bs.log(f"{name}: {workers[name].stdout.readline().strip()}")  # type: ignore[union-attr]
+
+    def ask(name: str, command: str, items: list[list[str]]) -> Any:
+        worker = workers[name]
+        worker.stdin.write(f"{command} {json.dumps(items)}\n")  # type: ignore[union-attr]
+        worker.stdin.flush()  # type: ignore[union-attr]
+        return json.loads(worker.stdout.readline())  # type: ignore[union-attr]
+
+    sets = searches(args.queries, args.size)
+    for name in workers:
+        everything = sets["big"] + sets["small"]
+        ask(name, "warm", everything + everything)
+    postmaster = postmaster_of(args.dsn)
+    keys = [(v, k) for v in workers for k in sets]
+    times: dict[Any, list[list[float]]] = {key: [[] for _ in sets[key[1]]] for key in keys}
+    cpu: dict[Any, list[float]] = {key: [] for key in keys}
+    server: dict[Any, list[float]] = {key: [] for key in keys}
+    digests: dict[Any, list[set[str]]] = {key: [set() for _ in sets[key[1]]] for key in keys}
+    load_before = os.getloadavg()
+    for round_ in range(args.rounds):
+        for kind, items in sets.items():
+            for start in range(0, len(items), BATCH):
+                order = list(workers)
+                random.Random(round_ * 100_003 + start).shuffle(order)
+                for name in order:
+                    before = server_cpu_ms(postmaster)
+                    answers = ask(name, "run", items[start : start + BATCH])
+                    spent = server_cpu_ms(postmaster) - before
+                    if backends[name] == "postgres":
+                        server[name, kind].append(spent / len(answers))
+                    for i, (wall, used, digest) in enumerate(answers):
+                        times[name, kind][start + i].append(wall)
+                        cpu[name, kind].append(used)
+                        digests[name, kind][start + i].add(digest)
+    load_after = os.getloadavg()
+    for worker in workers.values():
+        worker.stdin.write("quit\n")  # type: ignore[union-attr]
+        worker.stdin.flush()  # type: ignore[union-attr]
+        worker.wait()
+    report = summary(sets, variants, backends, times, cpu, server, digests)
+    report["load"] = [round(load_before[0], 2), round(load_after[0], 2)]
+    report["rounds"], report["queries"] = args.rounds, args.queries
+    print(json.dumps(report, indent=1))
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1))
+
+
+def summary(
+    sets: dict[str, Any],
+    variants: dict[str, str],
+    backends: dict[str, str],
+    times: dict[Any, list[list[float]]],
+    cpu: dict[Any, list[float]],
+    server: dict[Any, list[float]],
+    digests: dict[Any, list[set[str]]],
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"variants": variants}
+    for kind in sets:
+        medians = {v: [statistics.median(t) for t in times[v, kind]] for v in variants}
+        rows: dict[str, Any] = {}
+        for v in variants:
+            rows[v] = {
+                "p50_ms": round(statistics.median(medians[v]), 2),
+                "client_cpu_ms": round(statistics.fmean(cpu[v, kind]), 2),
+                "server_cpu_ms": round(statistics.fmean(server[v, kind]), 2)
+                if server[v, kind]
+                else None,
+            }
+        names = list(variants)
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                paired = [x / y for x, y in zip(medians[a], medians[b])]
+                rows[f"{a}/{b}"] = {
+                    "p50_ratio": round(rows[a]["p50_ms"] / rows[b]["p50_ms"], 3),
+                    "median_paired_ratio": round(statistics.median(paired), 3),
+                }
+                if backends[a] == backends[b] == "postgres":
+                    same = [da == db for da, db in zip(digests[a, kind], digests[b, kind])]
+                    rows[f"{a}/{b}"]["identical"] = f"{sum(same)}/{len(same)}"
+        out[kind] = rows
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=["load", "run", "worker"])
+    parser.add_argument("--dsn", required=True)
+    parser.add_argument("--sqlite", required=True, help="the SQLite file of the same layout")
+    parser.add_argument("--size", type=int, default=20_000)
+    parser.add_argument("--pool", type=int, default=10_000, help="unique sentences to embed")
+    parser.add_argument("--tree", action="append", default=[], help="name=path of a checkout")
+    parser.add_argument("--sqlite-tree", help="checkout whose SQLite store is timed beside")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--queries", type=int, default=100, help="per scope kind")
+    parser.add_argument("--backend", default="postgres", help=argparse.SUPPRESS)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    {"load": load, "run": run, "worker": worker}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
