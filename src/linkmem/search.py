@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
+from itertools import compress, repeat
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ from linkmem.entities.boost import EntitySignal, MatchedEntities, match_entities
 from linkmem.entities.hop import hop_targets
 from linkmem.errors import InvalidInput
 from linkmem.filters import Node
-from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_all
+from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_arrays
 from linkmem.rank.terms import query_terms
 from linkmem.rank.time_boost import Dated, rescore_by_time
 from linkmem.store.base import Store
@@ -145,6 +146,7 @@ def _search(
     scores.complete_keyword(widen)
     if matched is not None:
         matched.read_hub_links(store, scores.keyword)
+    scores.prepare(set(scores.keyword) | widen)
     scores.dense.update(_dense(request, store, plan.vector, plan.pool))  # waits for the vector
     entities = EntitySignal()
     if matched is not None:
@@ -207,6 +209,21 @@ class _RecordReads:
         return memory_id in self._read
 
 
+#: A function of the query's vector: some candidates' cosines and which of them have one.
+Cosines = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class _Known:
+    """The candidates known before the query's vector, in id order (``ids``), their raw BM25
+    and a function of the vector that gives their cosines (``SearchReads.cosines_of``)."""
+
+    members: set[str]
+    ids: list[str]
+    bm25: np.ndarray
+    cosines: Cosines
+
+
 @dataclass
 class _Scores:
     """Dense and BM25 scores gathered so far; ``fuse`` completes them for new candidates."""
@@ -221,12 +238,27 @@ class _Scores:
     boosts: dict[str, tuple[float, str]] = field(default_factory=dict)
     hops: dict[str, str] = field(default_factory=dict)
     _keyword_asked: set[str] = field(default_factory=set)  # BM25 read (a zero is not kept)
+    _known: _Known | None = None
+    # The last fuse's candidates (id order), cosines and BM25; each id's row in them.
+    _fused: tuple[list[str], np.ndarray, np.ndarray] | None = None
+    _row: dict[str, int] | None = None
 
     def complete_keyword(self, candidates: set[str]) -> None:
         """BM25 for every candidate, so no score depends on whether it made the keyword top-N."""
         missing = candidates - self._keyword_asked
         _complete_keyword(self.request, self.store, self.plan.terms, missing, self.keyword)
         self._keyword_asked |= missing
+
+    def prepare(self, known: set[str]) -> None:
+        """Before the query's vector: the candidates known so far (the keyword top-N and the
+        memories the entities pull in) in id order, their BM25, and their rows when the store
+        looks cosines up (``cosines_of``), so ``fuse`` gathers only the newcomers' scores."""
+        cosines_of = getattr(self.store, "cosines_of", None)
+        ids = sorted(known)
+        cosines = cosines_of(ids) if cosines_of is not None else None
+        if cosines is not None:
+            bm25 = np.fromiter(map(self.keyword.get, ids, repeat(0.0)), np.float64, len(ids))
+            self._known = _Known(known, ids, bm25, cosines)
 
     def fuse(
         self,
@@ -235,24 +267,60 @@ class _Scores:
         hops: dict[str, str] | None = None,
     ) -> Ranked:
         """Every candidate's fused score, best first."""
+        self.boosts, self.hops = boosts, hops or {}
+        known = self._known
+        if known is None or not known.members <= candidates:
+            ids, dense, bm25 = self._gather(candidates)
+        else:
+            ids, dense, bm25 = self._gather_known(known, candidates)
+        if not self.request.signals.dense:
+            dense = np.zeros(len(ids))
+        self._fused, self._row = (ids, dense, bm25), None
+        n_terms = len(self.plan.terms)
+        return fuse_arrays(ids, dense, bm25, n_terms, boosts, self.config, hops)
+
+    def _gather(self, candidates: set[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The candidates with a cosine (dense scoring checked scope and filters), in id order,
+        with their cosines and BM25."""
         _complete_dense(self.request, self.store, self.plan.vector, candidates, self.dense)
         self.complete_keyword(candidates)
-        eligible = candidates & self.dense.keys()  # dense scoring checked scope+filters
-        self.boosts, self.hops = boosts, hops or {}
-        n_terms = len(self.plan.terms)
-        return fuse_all(eligible, self._dense(), self.keyword, n_terms, boosts, self.config, hops)
+        ids = sorted(candidates & self.dense.keys())
+        return ids, self._dense_of(ids), self._keyword_of(ids)
+
+    def _gather_known(
+        self, known: _Known, candidates: set[str]
+    ) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """``_gather`` from the known candidates' arrays and the newcomers' reads."""
+        new_ids, new_dense, new_bm25 = self._gather(candidates - known.members)
+        cosines, found = known.cosines(self.plan.vector)
+        ids = list(compress(known.ids, found.tolist())) + new_ids
+        dense = np.concatenate([cosines, new_dense])
+        bm25 = np.concatenate([known.bm25[found], new_bm25])
+        if new_ids:  # two runs in id order, merged
+            order = sorted(range(len(ids)), key=ids.__getitem__)
+            ids = list(map(ids.__getitem__, order))
+            dense, bm25 = dense[order], bm25[order]
+        return ids, dense, bm25
+
+    def _dense_of(self, ids: list[str]) -> np.ndarray:
+        return np.fromiter(map(self.dense.__getitem__, ids), np.float64, len(ids))
+
+    def _keyword_of(self, ids: list[str]) -> np.ndarray:
+        return np.fromiter(map(self.keyword.get, ids, repeat(0.0)), np.float64, len(ids))
 
     def parts(self, memory_id: str) -> ScoreParts:
         """The parts of one result's score, as the last ``fuse`` computed it."""
+        assert self._fused is not None, "parts of a fused candidate"
+        ids, dense, bm25 = self._fused
+        if self._row is None:
+            self._row = dict(zip(ids, range(len(ids))))
+        row = self._row[memory_id]
         return self._fusion.parts(
-            self._dense().get(memory_id, 0.0),
-            self.keyword.get(memory_id, 0.0),
+            dense[row].item(),
+            bm25[row].item(),
             self.boosts.get(memory_id, NO_BOOST),
             self.hops.get(memory_id),
         )
-
-    def _dense(self) -> dict[str, float]:
-        return self.dense if self.request.signals.dense else {}
 
     @cached_property
     def _fusion(self) -> Fusion:

@@ -10,13 +10,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import CapitalisedWordsExtractor
-from search_reads_cases import seed
+from search_reads_cases import SMALL_POOL, all_results, seed
 
 from linkmem import Memory
 from linkmem.config import RetrievalConfig
 from linkmem.embed.fake import FakeEmbedder
 from linkmem.rank.fusion import EntityMatch, best_boosts, entity_boost
+from linkmem.store.sqlite.search_reads import SearchReads
 from linkmem.types import Scope
 
 
@@ -80,3 +82,23 @@ def test_links_among_takes_any_number_of_ids(tmp_path: Path) -> None:
         unknown = [f"no-such-memory-{i}" for i in range(5000)]
         many = store.links_among([*entity_ids, "no-such-entity", *entity_ids], [*unknown, *ids])
         assert {k: sorted(v) for k, v in many.items()} == {k: sorted(v) for k, v in found.items()}
+
+
+@pytest.mark.parametrize("retrieval", [{}, SMALL_POOL])
+def test_known_candidates_fuse_as_the_asked_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, retrieval: dict[str, int]
+) -> None:
+    """The candidates known before the vector take their cosines from the view's lookup
+    (``cosines_of``) and only the newcomers are asked: the same results, scores and parts as
+    asking every candidate (a store without the lookup), second-hop targets included."""
+    with Memory(
+        tmp_path / "m.db",
+        embedder=FakeEmbedder(),
+        extractor=CapitalisedWordsExtractor(),
+        retrieval={"entity_pool_max_links": 6, **retrieval},
+    ) as memory:
+        seed(memory)
+        looked_up = all_results(memory)
+        monkeypatch.setattr(SearchReads, "cosines_of", lambda self, ids: None)
+        assert all_results(memory) == looked_up
+        assert any(len(r) > 3 for r in looked_up)

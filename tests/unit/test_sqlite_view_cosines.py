@@ -5,12 +5,14 @@ it does not depend on which other candidates are asked for with it."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
+from linkmem.filters import parse_filters
 from linkmem.store.prefetch import SearchPlan
 from linkmem.store.sqlite.search_reads import SearchReads
 from linkmem.types import Scope
@@ -77,3 +79,22 @@ def test_a_cosine_does_not_depend_on_the_other_ids_asked_for(tmp_path: Path) -> 
             }
         assert view.vector_search(vector, scope, 3, ids=[]) == []
         assert view.vector_search(vector, scope, 3, ids=["no such id"]) == []
+
+
+def test_cosines_looked_up_ahead_are_the_ids_asked_for(tmp_path: Path) -> None:
+    with _filled(tmp_path / "m.db") as memory:
+        store, scope = memory.store, Scope(user_id="u")
+        vector = memory.embedder.embed_batch(["pasta by the river"])[0]
+        view = SearchReads(store, _plan(scope, vector))
+        ids = store.memory_ids(scope)
+        asked = [*ids[::4], "no such id", *ids[1::7]]
+        cosines = view.cosines_of(asked)  # before the vector: rows only
+        assert cosines is not None
+        values, found = cosines(vector)
+        assert found.tolist() == [i != "no such id" for i in asked]
+        expected = dict(view.vector_search(vector, scope, len(asked), ids=asked))
+        kept = [i for i, ok in zip(asked, found.tolist(), strict=True) if ok]
+        assert values.dtype == np.float64
+        assert dict(zip(kept, values.tolist(), strict=True)) == expected
+        filtered = replace(_plan(scope, vector), filters=parse_filters({"topic": "x"}))
+        assert SearchReads(store, filtered).cosines_of(asked) is None  # a filter: no matrices

@@ -215,11 +215,28 @@ def fuse_all(
     explains one. ``hops``: memory id -> the entity the hop followed to it. ``EntityBoosts``
     have their names gated here, on these candidates' text scores. Scored as arrays, each
     step the same float64 operation as ``Fusion.score``'s, so the scores are its bit for bit."""
-    fusion = Fusion(n_query_terms, config)
     ids = sorted(candidates if isinstance(candidates, set) else set(candidates))
     n = len(ids)
-    cosines = fusion.cosines(np.fromiter(map(dense.get, ids, repeat(0.0)), np.float64, n))
-    text = fusion.texts(cosines, np.fromiter(map(bm25_raw.get, ids, repeat(0.0)), np.float64, n))
+    cosines = np.fromiter(map(dense.get, ids, repeat(0.0)), np.float64, n)
+    raw = np.fromiter(map(bm25_raw.get, ids, repeat(0.0)), np.float64, n)
+    return fuse_arrays(ids, cosines, raw, n_query_terms, boosts, config, hops)
+
+
+def fuse_arrays(
+    ids: list[str],
+    dense: np.ndarray,
+    bm25_raw: np.ndarray,
+    n_query_terms: int,
+    boosts: Mapping[str, tuple[float, str]],
+    config: RetrievalConfig,
+    hops: Mapping[str, str] | None = None,
+) -> list[tuple[str, float]]:
+    """``fuse_all`` of the candidates ``ids`` (distinct, in id order), whose raw cosines and
+    BM25 are ``dense`` and ``bm25_raw`` (float64, one per id)."""
+    fusion = Fusion(n_query_terms, config)
+    n = len(ids)
+    cosines = fusion.cosines(dense)
+    text = fusion.texts(cosines, bm25_raw)
     if isinstance(boosts, EntityBoosts):
         boosts.gate_scored(ids, text)
     boost = np.fromiter(map(_first, map(boosts.get, ids, repeat(NO_BOOST))), np.float64, n)

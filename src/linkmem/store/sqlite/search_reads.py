@@ -12,7 +12,7 @@ search.) Every other read goes to the store."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import repeat
 from typing import Any
@@ -28,6 +28,8 @@ from linkmem.store.vectors import _top as top_of_scores
 from linkmem.types import Scope
 
 Ranked = list[tuple[str, float]]
+#: A function of the query's vector: some ids' cosines and which of them have one.
+Cosines = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 #: Score every matching memory at once when that reads at most this many postings per
 #: candidate asked for; beyond it (common terms in a big scope) only the candidates are scored.
@@ -83,6 +85,22 @@ class SearchReads:
         # Best first, equal cosines in the order asked (a stable sort, as ``list.sort``).
         best = rows[np.argsort(-cosines[rows], kind="stable")[:k]]
         return list(zip(map(memory_ids.__getitem__, best.tolist()), cosines[best].tolist()))
+
+    def cosines_of(self, ids: Sequence[str]) -> Cosines | None:
+        """The cosines ``vector_search(..., ids=ids)`` of the plan's scope would give, looked
+        up ahead (before the query's vector): a function of the vector giving those of the
+        ``ids`` in the scope (float64, in the order of ``ids``) and which of ``ids`` they are
+        (a mask). None when the view has no matrices (a filter): ask ``vector_search``."""
+        if self._matrices is None:
+            return None
+        rows = np.fromiter(map(self._row_of().get, ids, repeat(-1)), np.intp, len(ids))
+        found = rows >= 0
+        rows = rows[found]
+
+        def cosines(vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return self._cosines(vector)[1][rows].astype(np.float64), found
+
+        return cosines
 
     def _cosines(self, vector: np.ndarray) -> tuple[list[str], np.ndarray]:
         """The scope's memory ids and their cosines with ``vector`` (computed once per vector:
