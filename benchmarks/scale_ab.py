@@ -77,7 +77,7 @@ def worker(args: argparse.Namespace) -> None:
         memory.embedder.vector_cache = VectorCache(100_000)  # type: ignore[attr-defined]
     print(json.dumps({"ready": linkmem.__file__}), flush=True)
     for line in sys.stdin:
-        command, _, payload = line.partition(" ")
+        command, _, payload = line.strip().partition(" ")
         if command == "quit":
             break
         out = []
@@ -158,9 +158,9 @@ def run(args: argparse.Namespace) -> None:
         worker.stdin.flush()  # type: ignore[union-attr]
         return json.loads(worker.stdout.readline())  # type: ignore[union-attr]
 
-    sets = searches(args.queries, args.size)
+    sets = {k: v for k, v in searches(args.queries, args.size).items() if k in args.kinds}
     for name in workers:
-        everything = sets["big"] + sets["small"]
+        everything = [item for items in sets.values() for item in items]
         ask(name, "warm", everything + everything)
     postmaster = postmaster_of(args.dsn)
     keys = [(v, k) for v in workers for k in sets]
@@ -244,6 +244,7 @@ def main() -> None:
     parser.add_argument("--sqlite-tree", help="checkout whose SQLite store is timed beside")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--queries", type=int, default=100, help="per scope kind")
+    parser.add_argument("--kinds", default="big,small", help="scope kinds: big, small")
     parser.add_argument("--backend", default="postgres", help=argparse.SUPPRESS)
     parser.add_argument("--out")
     args = parser.parse_args()
