@@ -215,7 +215,7 @@ Cosines = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 @dataclass(frozen=True)
 class _Known:
-    """The candidates known before the query's vector, in id order (``ids``), their raw BM25
+    """The candidates known before the query's vector (``ids``: ``members`` listed), their raw BM25
     and a function of the vector that gives their cosines (``SearchReads.cosines_of``)."""
 
     members: set[str]
@@ -239,7 +239,7 @@ class _Scores:
     hops: dict[str, str] = field(default_factory=dict)
     _keyword_asked: set[str] = field(default_factory=set)  # BM25 read (a zero is not kept)
     _known: _Known | None = None
-    # The last fuse's candidates (id order), cosines and BM25; each id's row in them.
+    # The last fuse's candidates, cosines and BM25; each id's row in them.
     _fused: tuple[list[str], np.ndarray, np.ndarray] | None = None
     _row: dict[str, int] | None = None
 
@@ -251,10 +251,10 @@ class _Scores:
 
     def prepare(self, known: set[str]) -> None:
         """Before the query's vector: the candidates known so far (the keyword top-N and the
-        memories the entities pull in) in id order, their BM25, and their rows when the store
+        memories the entities pull in), their BM25, and their rows when the store
         looks cosines up (``cosines_of``), so ``fuse`` gathers only the newcomers' scores."""
         cosines_of = getattr(self.store, "cosines_of", None)
-        ids = sorted(known)
+        ids = list(known)
         cosines = cosines_of(ids) if cosines_of is not None else None
         if cosines is not None:
             bm25 = np.fromiter(map(self.keyword.get, ids, repeat(0.0)), np.float64, len(ids))
@@ -280,11 +280,11 @@ class _Scores:
         return fuse_arrays(ids, dense, bm25, n_terms, boosts, self.config, hops)
 
     def _gather(self, candidates: set[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """The candidates with a cosine (dense scoring checked scope and filters), in id order,
-        with their cosines and BM25."""
+        """The candidates with a cosine (dense scoring checked scope and filters), with their
+        cosines and BM25."""
         _complete_dense(self.request, self.store, self.plan.vector, candidates, self.dense)
         self.complete_keyword(candidates)
-        ids = sorted(candidates & self.dense.keys())
+        ids = list(candidates & self.dense.keys())
         return ids, self._dense_of(ids), self._keyword_of(ids)
 
     def _gather_known(
@@ -295,12 +295,7 @@ class _Scores:
         cosines, found = known.cosines(self.plan.vector)
         ids = list(compress(known.ids, found.tolist())) + new_ids
         dense = np.concatenate([cosines, new_dense])
-        bm25 = np.concatenate([known.bm25[found], new_bm25])
-        if new_ids:  # two runs in id order, merged
-            order = sorted(range(len(ids)), key=ids.__getitem__)
-            ids = list(map(ids.__getitem__, order))
-            dense, bm25 = dense[order], bm25[order]
-        return ids, dense, bm25
+        return ids, dense, np.concatenate([known.bm25[found], new_bm25])
 
     def _dense_of(self, ids: list[str]) -> np.ndarray:
         return np.fromiter(map(self.dense.__getitem__, ids), np.float64, len(ids))

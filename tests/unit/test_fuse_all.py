@@ -5,10 +5,11 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from linkmem.config import RetrievalConfig
-from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_all
+from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_all, fuse_arrays
 
 
 def _candidates(seed: int) -> tuple[list[str], dict, dict, dict, dict]:
@@ -38,3 +39,20 @@ def test_each_score_is_the_scalar_score_bit_for_bit(scale: float, seed: int) -> 
 
 def test_no_candidates_score_nothing() -> None:
     assert fuse_all([], {}, {}, 3, {}, RetrievalConfig()) == []
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_candidates_in_any_order_rank_ties_by_id(seed: int) -> None:
+    """``fuse_arrays`` takes its candidates in any order: equal scores still come in id
+    order, so the ranking is ``fuse_all``'s of the sorted ids."""
+    config = RetrievalConfig()
+    ids, dense, bm25, boosts, hops = _candidates(seed)
+    dense.update({mid: 1.0 for mid in ids[100:130]})  # with boosts: clamped at 1.0, tied
+    boosts.update({mid: (0.9, "Max") for mid in ids[100:130]})
+    expected = fuse_all(sorted(ids), dense, bm25, 5, boosts, config, hops)
+    shuffled = random.Random(seed).sample(ids, len(ids))
+    cosines = np.array([dense[mid] for mid in shuffled])
+    raw = np.array([bm25[mid] for mid in shuffled])
+    assert fuse_arrays(shuffled, cosines, raw, 5, boosts, config, hops) == expected
+    assert fuse_all(shuffled, dense, bm25, 5, boosts, config, hops) == expected
+    assert sum(score == 1.0 for _, score in expected) >= 10

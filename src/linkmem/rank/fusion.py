@@ -215,7 +215,7 @@ def fuse_all(
     explains one. ``hops``: memory id -> the entity the hop followed to it. ``EntityBoosts``
     have their names gated here, on these candidates' text scores. Scored as arrays, each
     step the same float64 operation as ``Fusion.score``'s, so the scores are its bit for bit."""
-    ids = sorted(candidates if isinstance(candidates, set) else set(candidates))
+    ids = list(candidates if isinstance(candidates, set) else dict.fromkeys(candidates))
     n = len(ids)
     cosines = np.fromiter(map(dense.get, ids, repeat(0.0)), np.float64, n)
     raw = np.fromiter(map(bm25_raw.get, ids, repeat(0.0)), np.float64, n)
@@ -231,7 +231,7 @@ def fuse_arrays(
     config: RetrievalConfig,
     hops: Mapping[str, str] | None = None,
 ) -> list[tuple[str, float]]:
-    """``fuse_all`` of the candidates ``ids`` (distinct, in id order), whose raw cosines and
+    """``fuse_all`` of the candidates ``ids`` (distinct, in any order), whose raw cosines and
     BM25 are ``dense`` and ``bm25_raw`` (float64, one per id)."""
     fusion = Fusion(n_query_terms, config)
     n = len(ids)
@@ -245,7 +245,21 @@ def fuse_arrays(
         hopped = np.fromiter(map(bool, map(hops.get, ids)), bool, n)
     total = fusion.totals(text, cosines, boost, hopped)
     order = np.argsort(-total, kind="stable")
-    return list(zip(map(ids.__getitem__, order.tolist()), total[order].tolist(), strict=True))
+    ranked, best = list(map(ids.__getitem__, order.tolist())), total[order]
+    _ties_by_id(ranked, best)
+    return list(zip(ranked, best.tolist(), strict=True))
+
+
+def _ties_by_id(ranked: list[str], scores: np.ndarray) -> None:
+    """Put each run of equal ``scores`` (best first) in id order, in place in ``ranked``."""
+    ends = np.flatnonzero(scores[1:] != scores[:-1]) + 1
+    tied = np.flatnonzero(np.diff(np.concatenate([[0], ends, [len(scores)]])) > 1)
+    if not len(tied):
+        return
+    starts = np.concatenate([[0], ends])
+    stops = np.concatenate([ends, [len(scores)]])
+    for start, stop in zip(starts[tied].tolist(), stops[tied].tolist(), strict=True):
+        ranked[start:stop] = sorted(ranked[start:stop])
 
 
 _first = itemgetter(0)
