@@ -89,5 +89,6 @@ def test_key_follows_the_model_file_and_runtime(tmp_path: Path) -> None:
     key = onnx_cache.cache_key(model, "1.0")
     assert key == onnx_cache.cache_key(model, "1.0")
     assert key != onnx_cache.cache_key(model, "1.1")
+    assert key != onnx_cache.cache_key(model, "1.0", "int8")  # a rewritten graph
     model.write_bytes(b"xy")
     assert key != onnx_cache.cache_key(model, "1.0")

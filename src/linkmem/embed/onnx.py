@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from linkmem.embed import onnx_graph
 from linkmem.embed.base import LONG_TEXT_POOLING, l2_normalise, pool_chunks
 from linkmem.embed.onnx_cache import cache_enabled, cached_session, default_cache_dir
 from linkmem.embed.registry import check_texts
@@ -52,6 +53,9 @@ VOCAB_PATH = Path(__file__).parent / "data" / "vocab.txt"
 #: each on one thread. Lower it when another engine, such as spaCy in a second thread, needs
 #: a core.
 THREADS_ENV = "LINKMEM_ONNX_THREADS"
+#: "0" runs the model's matrix products in float32 as shipped instead of onnxruntime's int8
+#: kernels (``linkmem.embed.onnx_graph``).
+INT8_ENV = "LINKMEM_ONNX_INT8"
 #: A batch of fewer padded tokens runs as one call on one thread: a query, or a query's
 #: entity names. Larger batches are cut so that every thread runs a share of it at once.
 #: Each call reads all the weights (~42 MB of float32) whatever its size: a one-word text
@@ -161,7 +165,13 @@ class OnnxMiniLMEmbedder:
         model_cache_dir: str | Path | None = None,
         model_cache: bool = True,
         vector_cache_size: int = VECTOR_CACHE_SIZE,
+        int8_matmuls: bool | None = None,
     ) -> None:
+        # The int8 kernels for the linear layers (default: on where onnxruntime has them,
+        # unless $LINKMEM_ONNX_INT8 is "0"); see linkmem.embed.onnx_graph.
+        if int8_matmuls is None:
+            int8_matmuls = os.environ.get(INT8_ENV, "").strip().lower() not in ("0", "false")
+        self._int8 = int8_matmuls and onnx_graph.enabled()
         self._model_path = Path(model_path) if model_path is not None else None
         # Where the optimised graph is cached (see linkmem.embed.onnx_cache); None: no cache.
         self._model_cache_dir = (
@@ -242,15 +252,32 @@ class OnnxMiniLMEmbedder:
         self._session = session
 
     def _session_for(self, path: Path) -> Any:
+        if self._int8:
+            try:
+                return self._build_session(path, int8=True)
+            except Exception:  # an onnxruntime without 8-bit MatMulNBits: float32 as shipped
+                pass
+        return self._build_session(path, int8=False)
+
+    def _build_session(self, path: Path, *, int8: bool) -> Any:
         import onnxruntime as ort
 
-        def build(source: str, options: Any) -> Any:
+        def build(source: str | bytes, options: Any) -> Any:
             return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+
+        def source() -> str | bytes:
+            rewritten = onnx_graph.int8_matmuls(path.read_bytes()) if int8 else None
+            if int8 and rewritten is None:
+                raise ModelUnavailable(f"{path} has no int8 matrix products to rewrite")
+            return rewritten if rewritten is not None else str(path)
 
         options = _session_options()
         if self._model_cache_dir is None:
-            return build(str(path), options)
-        return cached_session(path, self._model_cache_dir, options, build)
+            return build(source(), options)
+        variant = onnx_graph.variant() if int8 else ""
+        return cached_session(
+            path, self._model_cache_dir, options, build, variant=variant, source=source
+        )
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         items = check_texts(texts)

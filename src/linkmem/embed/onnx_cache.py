@@ -37,7 +37,7 @@ STALE_TEMP_SECONDS = 3600.0
 CACHE_ENV = "LINKMEM_ONNX_CACHE"
 _OFF = ("0", "false", "no", "off")
 
-Build = Callable[[str, Any], Any]
+Build = Callable[[str | bytes, Any], Any]
 
 
 def cache_enabled(env: Mapping[str, str] = os.environ) -> bool:
@@ -55,47 +55,58 @@ def default_cache_dir(env: Mapping[str, str] = os.environ) -> Path:
     return Path(default_home(env)) / "cache"
 
 
-def cache_key(model: Path, runtime_version: str) -> str:
-    """Changes whenever the model file, onnxruntime or the machine type does."""
+def cache_key(model: Path, runtime_version: str, variant: str = "") -> str:
+    """Changes whenever the model file, onnxruntime, the machine type or the ``variant`` (a
+    rewrite of the graph, see ``linkmem.embed.onnx_graph``) does."""
     stat = model.stat()
     raw = f"{model.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{runtime_version}|"
-    raw += platform.machine()
+    raw += platform.machine() + (f"|{variant}" if variant else "")
     return hashlib.sha256(raw.encode()).hexdigest()[:20]
 
 
-def cached_session(model: Path, cache_dir: Path, options: Any, build: Build) -> Any:
+def cached_session(
+    model: Path,
+    cache_dir: Path,
+    options: Any,
+    build: Build,
+    *,
+    variant: str = "",
+    source: Callable[[], str | bytes] | None = None,
+) -> Any:
     """A session of ``model`` built by ``build(path, options)``, through the cache.
 
     ``options`` are the session's usual options; this sets their optimisation level and,
-    on a miss, where the optimised graph is saved.
+    on a miss, where the optimised graph is saved. ``source``, if given, makes what a miss
+    builds from (the rewritten graph's bytes) instead of ``model``'s path; ``variant`` names
+    that rewrite in the cache key.
     """
     import onnxruntime as ort
 
-    target = cache_dir / f"{PREFIX}{cache_key(model, ort.__version__)}{SUFFIX}"
+    target = cache_dir / f"{PREFIX}{cache_key(model, ort.__version__, variant)}{SUFFIX}"
     if target.is_file():
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         try:
             return build(str(target), options)
         except Exception as exc:  # a damaged file: rebuild it below
             log.warning("linkmem: cached ONNX model %s unusable (%s); rebuilding it", target, exc)
-    return _build_and_save(model, target, options, build)
+    return _build_and_save(source() if source is not None else str(model), target, options, build)
 
 
-def _build_and_save(model: Path, target: Path, options: Any, build: Build) -> Any:
+def _build_and_save(model: str | bytes, target: Path, options: Any, build: Build) -> Any:
     import onnxruntime as ort
 
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     temp = _temp_file(target.parent)
     if temp is None:
-        return build(str(model), options)
+        return build(model, options)
     options.optimized_model_filepath = str(temp)
     try:
-        session = build(str(model), options)
+        session = build(model, options)
     except Exception as exc:  # e.g. the disk is full: build without saving
         temp.unlink(missing_ok=True)
         log.info("linkmem: could not save the optimised ONNX model (%s); not caching", exc)
         options.optimized_model_filepath = ""
-        return build(str(model), options)
+        return build(model, options)
     try:
         os.chmod(temp, 0o644)  # as a plain file would be (mkstemp makes it private)
         os.replace(temp, target)
