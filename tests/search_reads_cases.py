@@ -6,12 +6,15 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import CapitalisedWordsExtractor
 
 import linkmem.search
 from linkmem import Memory
+from linkmem.embed.fake import FakeEmbedder
 from linkmem.search import Signals
 
 NAMES = ["Max", "Lisbon", "Ana Lopez", "Berlin", "Project Falcon", "Rome", "Little Women"]
@@ -53,6 +56,16 @@ def seed(memory: Memory) -> Memory:
     memory.add_batch(texts, user_id="alice", metadata=metadata)
     memory.add_batch(texts[:20], user_id="bob")
     return memory
+
+
+def seeded_sqlite(path: Path, **retrieval: int) -> Memory:
+    """A seeded SQLite memory with stand-in models, whose pool reads the links of entities of up
+    to 6 links (hubs and rare ones); ``retrieval`` adds settings."""
+    settings = {"entity_pool_max_links": 6, **retrieval}
+    memory = Memory(
+        path, embedder=FakeEmbedder(), extractor=CapitalisedWordsExtractor(), retrieval=settings
+    )
+    return seed(memory)
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from helpers import CapitalisedWordsExtractor
-from search_reads_cases import SMALL_POOL, all_results, seed
+from search_reads_cases import SMALL_POOL, all_results, seed, seeded_sqlite
 
 from linkmem import Memory
 from linkmem.config import RetrievalConfig
@@ -91,13 +91,7 @@ def test_known_candidates_fuse_as_the_asked_ones(
     """The candidates known before the vector take their cosines from the view's lookup
     (``cosines_of``) and only the newcomers are asked: the same results, scores and parts as
     asking every candidate (a store without the lookup), second-hop targets included."""
-    with Memory(
-        tmp_path / "m.db",
-        embedder=FakeEmbedder(),
-        extractor=CapitalisedWordsExtractor(),
-        retrieval={"entity_pool_max_links": 6, **retrieval},
-    ) as memory:
-        seed(memory)
+    with seeded_sqlite(tmp_path / "m.db", **retrieval) as memory:
         looked_up = all_results(memory)
         monkeypatch.setattr(SearchReads, "cosines_of", lambda self, ids: None)
         assert all_results(memory) == looked_up

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from helpers import CapitalisedWordsExtractor
-from search_reads_cases import SMALL_POOL, all_results, plain_reads, seed
+from search_reads_cases import SMALL_POOL, all_results, plain_reads, seed, seeded_sqlite
 
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
@@ -38,13 +38,7 @@ def test_same_results_as_plain_reads(
     postings_per_candidate: int,
 ) -> None:
     monkeypatch.setattr(search_reads, "POSTINGS_PER_CANDIDATE", postings_per_candidate)
-    with Memory(
-        tmp_path / "m.db",
-        embedder=FakeEmbedder(),
-        extractor=CapitalisedWordsExtractor(),
-        retrieval={"entity_pool_max_links": 6, **retrieval},
-    ) as memory:
-        seed(memory)
+    with seeded_sqlite(tmp_path / "m.db", **retrieval) as memory:
         fetched = all_results(memory)
         monkeypatch.delattr(EntityTables, "links_among")  # hubs via the candidates' entities
         with plain_reads():
