@@ -63,17 +63,18 @@ GROUPS = {"1-4": (1, 2, 3, 4), "1": (1,), "2": (2,), "3": (3,), "4": (4,), "5": 
 def dump_signals(data: Path, out: Path) -> None:
     """Search every question with all memories as candidates; keep the signals."""
     captured: dict[str, Any] = {}
-    real_fuse_all, real_similar = search_module.fuse_all, boost_module._similar_entities
+    real_fuse, real_similar = search_module.fuse_arrays, boost_module._similar_entities
 
-    def spy_fuse(candidates, dense, bm25_raw, n_terms, boosts, config, hops=None):  # noqa: ANN001
-        captured.setdefault("fuse", (dict(dense), dict(bm25_raw), n_terms))
-        return real_fuse_all(candidates, dense, bm25_raw, n_terms, boosts, config, hops)
+    def spy_fuse(ids, dense, bm25_raw, n_terms, boosts, config, hops=None):  # noqa: ANN001
+        signals = (dict(zip(ids, dense.tolist())), dict(zip(ids, bm25_raw.tolist())))
+        captured.setdefault("fuse", (*signals, n_terms))
+        return real_fuse(ids, dense, bm25_raw, n_terms, boosts, config, hops)
 
     def spy_similar(*args):  # noqa: ANN002
         captured["similar"] = real_similar(*args)
         return captured["similar"]
 
-    search_module.fuse_all, boost_module._similar_entities = spy_fuse, spy_similar
+    search_module.fuse_arrays, boost_module._similar_entities = spy_fuse, spy_similar
     conversations = []
     with tempfile.TemporaryDirectory() as tmp:
         memory = Memory(Path(tmp) / "replay.db", store="sqlite", entities=True)
@@ -82,7 +83,7 @@ def dump_signals(data: Path, out: Path) -> None:
                 conversations.append(_dump_conversation(memory, conv, captured))
         finally:
             memory.close()
-            search_module.fuse_all, boost_module._similar_entities = real_fuse_all, real_similar
+            search_module.fuse_arrays, boost_module._similar_entities = real_fuse, real_similar
     out.write_bytes(pickle.dumps({"convs": conversations}))
 
 

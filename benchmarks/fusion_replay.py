@@ -7,7 +7,7 @@ Builds the store as ``linkmem eval locomo`` does (one memory per turn, one ``add
 scope per conversation, default models) and searches every question with the full system and
 ``top_k`` = the conversation's size, so every memory of the scope is a candidate, with keyword
 context off (``keyword_context_weight`` 0: postings of each memory's own words). The signals
-``fuse_all`` receives (cosine, raw BM25, entity boost, hop) are kept per memory (cached in
+``fuse_arrays`` receives (cosine, raw BM25, entity boost, hop) are kept per memory (cached in
 ``--signals``). Each variant then re-scores every memory from those signals and the turns'
 text: BM25 is recomputed with ``linkmem.rank.bm25``'s formula over documents expanded with
 their neighbour turns (BM25F-like: neighbours' term counts and lengths at ``weight``, each
@@ -50,13 +50,14 @@ CONFIG = RetrievalConfig()
 def dump_signals(data: Path, out: Path) -> None:
     """Search every question with all memories as candidates; keep what fusion received."""
     captured: dict[str, Any] = {}
-    real_fuse_all = search_module.fuse_all
+    real_fuse = search_module.fuse_arrays
 
-    def spy(candidates, dense, bm25_raw, n_terms, boosts, config, hops=None):  # noqa: ANN001
-        captured["args"] = (dict(dense), dict(bm25_raw), n_terms, dict(boosts), dict(hops or {}))
-        return real_fuse_all(candidates, dense, bm25_raw, n_terms, boosts, config, hops)
+    def spy(ids, dense, bm25_raw, n_terms, boosts, config, hops=None):  # noqa: ANN001
+        signals = (dict(zip(ids, dense.tolist())), dict(zip(ids, bm25_raw.tolist())))
+        captured["args"] = (*signals, n_terms, dict(boosts), dict(hops or {}))
+        return real_fuse(ids, dense, bm25_raw, n_terms, boosts, config, hops)
 
-    search_module.fuse_all = spy
+    search_module.fuse_arrays = spy
     conversations = []
     with tempfile.TemporaryDirectory() as tmp:
         # The keyword signal of the dump is the memories' own words; variants add context.
@@ -85,7 +86,7 @@ def dump_signals(data: Path, out: Path) -> None:
                 )  # fmt: skip
         finally:
             memory.close()
-            search_module.fuse_all = real_fuse_all
+            search_module.fuse_arrays = real_fuse
     out.write_bytes(pickle.dumps({"convs": conversations}))
 
 

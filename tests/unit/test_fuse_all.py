@@ -1,15 +1,23 @@
-"""``fuse_all`` scores candidates as arrays: each score is ``Fusion.score``'s, bit for bit."""
+"""``fuse_arrays`` scores candidates as arrays: each score is ``Fusion.score``'s, bit for bit."""
 
 from __future__ import annotations
 
 import random
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
 
 from linkmem.config import RetrievalConfig
-from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_all, fuse_arrays
+from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_arrays
+
+
+def fuse_all(ids: list[str], dense: dict, bm25: dict, *args: Any) -> list[tuple[str, float]]:
+    """``fuse_arrays`` of candidates whose signals are given by id (the search's dict form)."""
+    cosines = np.array([dense[mid] for mid in ids], dtype=np.float64)
+    raw = np.array([bm25[mid] for mid in ids], dtype=np.float64)
+    return fuse_arrays(ids, cosines, raw, *args)
 
 
 def _candidates(seed: int) -> tuple[list[str], dict, dict, dict, dict]:
@@ -44,7 +52,7 @@ def test_no_candidates_score_nothing() -> None:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_candidates_in_any_order_rank_ties_by_id(seed: int) -> None:
     """``fuse_arrays`` takes its candidates in any order: equal scores still come in id
-    order, so the ranking is ``fuse_all``'s of the sorted ids."""
+    order, so the ranking is that of the sorted ids."""
     config = RetrievalConfig()
     ids, dense, bm25, boosts, hops = _candidates(seed)
     dense.update({mid: 1.0 for mid in ids[100:130]})  # with boosts: clamped at 1.0, tied

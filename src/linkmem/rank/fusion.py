@@ -56,7 +56,7 @@ def is_name(match: EntityMatch, config: RetrievalConfig) -> bool:
 
 def best_boosts(matches: Iterable[EntityMatch], config: RetrievalConfig) -> EntityBoosts:
     """Each memory's best boost and the entity that gave it (boosts of several entities do
-    not add up); the name boosts are gated by ``fuse_all`` (``EntityBoosts``)."""
+    not add up); the name boosts are gated by ``fuse_arrays`` (``EntityBoosts``)."""
     return EntityBoosts(matches, config)
 
 
@@ -73,7 +73,7 @@ def name_gate(margin: float, config: RetrievalConfig) -> float:
 
 class EntityBoosts(dict[str, tuple[float, str]]):
     """memory id -> (best boost, the entity that gave it). Each name the query names boosts
-    by ``name_gate`` of its margin over the candidates' text scores, which only ``fuse_all``
+    by ``name_gate`` of its margin over the candidates' text scores, which only ``fuse_arrays``
     knows: it calls ``gate_names``; until then the names boost in full."""
 
     def __init__(self, matches: Iterable[EntityMatch], config: RetrievalConfig) -> None:
@@ -185,7 +185,7 @@ class Fusion:
         hop = self._hop_weight * cosine if hop_entity else 0.0
         return bm25, hop, min(1.0, (base + boost + hop) / self._max_score)
 
-    # ``text`` and ``total`` of many results at once (``fuse_all``): the same operations.
+    # ``text`` and ``total`` of many results at once (``fuse_arrays``): the same operations.
     def cosines(self, dense: np.ndarray) -> np.ndarray:
         """``calibrated_cosine`` of each of ``dense``."""
         return calibrated_cosines(dense, self._scale)
@@ -202,26 +202,6 @@ class Fusion:
         return np.minimum(1.0, (text + boost + hop) / self._max_score)
 
 
-def fuse_all(
-    candidates: Iterable[str],
-    dense: Mapping[str, float],
-    bm25_raw: Mapping[str, float],
-    n_query_terms: int,
-    boosts: Mapping[str, tuple[float, str]],
-    config: RetrievalConfig,
-    hops: Mapping[str, str] | None = None,
-) -> list[tuple[str, float]]:
-    """Every candidate's score, best first (ties keep a stable id order); ``Fusion.parts``
-    explains one. ``hops``: memory id -> the entity the hop followed to it. ``EntityBoosts``
-    have their names gated here, on these candidates' text scores. Scored as arrays, each
-    step the same float64 operation as ``Fusion.score``'s, so the scores are its bit for bit."""
-    ids = list(candidates if isinstance(candidates, set) else dict.fromkeys(candidates))
-    n = len(ids)
-    cosines = np.fromiter(map(dense.get, ids, repeat(0.0)), np.float64, n)
-    raw = np.fromiter(map(bm25_raw.get, ids, repeat(0.0)), np.float64, n)
-    return fuse_arrays(ids, cosines, raw, n_query_terms, boosts, config, hops)
-
-
 def fuse_arrays(
     ids: list[str],
     dense: np.ndarray,
@@ -231,8 +211,12 @@ def fuse_arrays(
     config: RetrievalConfig,
     hops: Mapping[str, str] | None = None,
 ) -> list[tuple[str, float]]:
-    """``fuse_all`` of the candidates ``ids`` (distinct, in any order), whose raw cosines and
-    BM25 are ``dense`` and ``bm25_raw`` (float64, one per id)."""
+    """Every candidate's score, best first (equal scores in id order); ``Fusion.parts`` explains
+    one. ``ids``: the candidates (distinct, in any order), whose raw cosines and BM25 are
+    ``dense`` and ``bm25_raw`` (float64, one per id); ``hops``: memory id -> the entity the hop
+    followed to it. ``EntityBoosts`` have their names gated here, on these candidates' text
+    scores. Scored as arrays, each step the same float64 operation as ``Fusion.score``'s, so
+    the scores are its bit for bit."""
     fusion = Fusion(n_query_terms, config)
     n = len(ids)
     cosines = fusion.cosines(dense)
