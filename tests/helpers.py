@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from linkmem.extract.base import EntityKind, ExtractedEntity
+from linkmem.rank.fusion import fuse_arrays
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 _STOP = {"I", "The", "A", "An", "We", "My"}
@@ -68,3 +71,13 @@ def older_export(memory: Any, folder: Path, version: int, field: str) -> Path:
     path = folder / f"v{version}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
+
+
+def fuse_by_id(
+    candidates: Iterable[str], dense: Mapping[str, float], bm25: Mapping[str, float], *args: Any
+) -> list[tuple[str, float]]:
+    """``fuse_arrays`` of candidates whose signals are given by id (0 where one has none)."""
+    ids = list(dict.fromkeys(candidates))
+    cosines = np.array([dense.get(mid, 0.0) for mid in ids], dtype=np.float64)
+    raw = np.array([bm25.get(mid, 0.0) for mid in ids], dtype=np.float64)
+    return fuse_arrays(ids, cosines, raw, *args)

@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pytest
+from helpers import fuse_by_id
 
 from linkmem.config import RetrievalConfig
 from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_arrays
-
-
-def fuse_all(ids: list[str], dense: dict, bm25: dict, *args: Any) -> list[tuple[str, float]]:
-    """``fuse_arrays`` of candidates whose signals are given by id (the search's dict form)."""
-    cosines = np.array([dense[mid] for mid in ids], dtype=np.float64)
-    raw = np.array([bm25[mid] for mid in ids], dtype=np.float64)
-    return fuse_arrays(ids, cosines, raw, *args)
 
 
 def _candidates(seed: int) -> tuple[list[str], dict, dict, dict, dict]:
@@ -42,11 +35,11 @@ def test_each_score_is_the_scalar_score_bit_for_bit(scale: float, seed: int) -> 
         for mid in sorted(ids)
     ]
     expected.sort(key=lambda item: -item[1])
-    assert fuse_all(ids, dense, bm25, 5, boosts, config, hops) == expected
+    assert fuse_by_id(ids, dense, bm25, 5, boosts, config, hops) == expected
 
 
 def test_no_candidates_score_nothing() -> None:
-    assert fuse_all([], {}, {}, 3, {}, RetrievalConfig()) == []
+    assert fuse_by_id([], {}, {}, 3, {}, RetrievalConfig()) == []
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -57,10 +50,10 @@ def test_candidates_in_any_order_rank_ties_by_id(seed: int) -> None:
     ids, dense, bm25, boosts, hops = _candidates(seed)
     dense.update({mid: 1.0 for mid in ids[100:130]})  # with boosts: clamped at 1.0, tied
     boosts.update({mid: (0.9, "Max") for mid in ids[100:130]})
-    expected = fuse_all(sorted(ids), dense, bm25, 5, boosts, config, hops)
+    expected = fuse_by_id(sorted(ids), dense, bm25, 5, boosts, config, hops)
     shuffled = random.Random(seed).sample(ids, len(ids))
     cosines = np.array([dense[mid] for mid in shuffled])
     raw = np.array([bm25[mid] for mid in shuffled])
     assert fuse_arrays(shuffled, cosines, raw, 5, boosts, config, hops) == expected
-    assert fuse_all(shuffled, dense, bm25, 5, boosts, config, hops) == expected
+    assert fuse_by_id(shuffled, dense, bm25, 5, boosts, config, hops) == expected
     assert sum(score == 1.0 for _, score in expected) >= 10

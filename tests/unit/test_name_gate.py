@@ -6,9 +6,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from helpers import fuse_by_id
 
 from linkmem.config import RetrievalConfig
-from linkmem.rank.fusion import EntityMatch, Fusion, best_boosts, fuse_all, name_gate
+from linkmem.rank.fusion import EntityMatch, Fusion, best_boosts, name_gate
 
 NO_GATE = RetrievalConfig(name_gate_margin=-math.inf)
 
@@ -21,7 +22,7 @@ def _caroline_and_melanie(config: RetrievalConfig) -> list[str]:
     bm25 = {"melanie-race": 6.0, "melanie-after-the-race": 3.0}
     caroline = EntityMatch("Caroline", 1.0, 200, ["caroline-small-talk"], proper=True)
     boosts = best_boosts([caroline], config)
-    ranked = fuse_all(dense, dense, bm25, 3, boosts, config)
+    ranked = fuse_by_id(dense, dense, bm25, 3, boosts, config)
     return [mid for mid, _ in ranked]
 
 
@@ -34,7 +35,7 @@ def test_a_name_whose_memories_match_best_keeps_its_whole_boost():
     config = RetrievalConfig()
     dense = {"melanie-race": 0.6, "caroline-chat": 0.5}
     boosts = best_boosts([EntityMatch("Melanie", 1.0, 200, ["melanie-race"], proper=True)], config)
-    fuse_all(dense, dense, {}, 3, boosts, config)
+    fuse_by_id(dense, dense, {}, 3, boosts, config)
     assert boosts["melanie-race"] == pytest.approx((config.name_boost_weight, "Melanie"))
 
 
@@ -43,7 +44,7 @@ def test_a_query_that_is_only_a_name_keeps_its_boost():
     config = RetrievalConfig()
     dense = {"m1": 0.2, "m2": 0.1}
     boosts = best_boosts([EntityMatch("Max", 1.0, 2, ["m1", "m2"], proper=True)], config)
-    fuse_all(dense, dense, {}, 1, boosts, config)
+    fuse_by_id(dense, dense, {}, 1, boosts, config)
     assert boosts["m2"][0] == pytest.approx(config.name_boost_weight)
 
 
@@ -55,11 +56,11 @@ def test_topics_are_not_gated_and_a_closed_name_leaves_them_the_memory():
         EntityMatch("charity race", 0.8, 1, ["race"]),
     ]
     boosts = best_boosts(matches, config)
-    assert boosts["race"][1] == "Caroline"  # until fuse_all gates the names
-    fuse_all(dense, dense, {}, 2, boosts, config)
+    assert boosts["race"][1] == "Caroline"  # until fusion gates the names
+    fuse_by_id(dense, dense, {}, 2, boosts, config)
     assert boosts["race"][1] == "Caroline"  # Caroline's memories include the best match
     dense["other"] = 1.0
-    fuse_all(dense, dense, {}, 2, boosts, config)
+    fuse_by_id(dense, dense, {}, 2, boosts, config)
     assert boosts["race"][1] == "charity race"
     assert "caroline" not in boosts
 
