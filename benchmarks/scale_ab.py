@@ -3,6 +3,7 @@
     python benchmarks/scale_ab.py load --dsn DSN --sqlite PATH [--size 20000]
     python benchmarks/scale_ab.py run --dsn DSN --sqlite PATH --tree old=/tmp/base \\
         --tree new=. [--sqlite-tree .] [--rounds 3] [--queries 100] [--out FILE]
+    python benchmarks/scale_ab.py statements --dsn DSN --sqlite PATH [--queries 50] [--kinds big]
 
 ``load`` fills a PostgreSQL database (collection ``scale``) and a SQLite file with
 ``bench_scale``'s layout (one 10k scope and scopes of 100, ``Memory.add_batch`` with the
@@ -15,6 +16,11 @@ the ranking. Reported per variant and scope kind: p50 (median over queries of ea
 median), mean client CPU per search, the PostgreSQL server's CPU per search (its processes'
 ``/proc`` times around each batch; a server on this machine only), the paired ratios, and
 whether the trees' results (ids, scores, parts) are identical query by query.
+
+``statements`` (this tree only) records the statements each search sends and runs them again,
+in the same order on one connection, under ``EXPLAIN (ANALYZE, TIMING OFF)``: the server's
+planning and execution time per search for each kind of statement (unprepared, so planning
+is what a prepared statement planned per execution also pays, without the parsing).
 """
 
 from __future__ import annotations
@@ -122,6 +128,80 @@ def postmaster_of(dsn: str) -> int | None:
         except OSError:
             return None
     return int(fields[1])
+
+
+#: ``statements``: a statement's kind by a piece of its text (the first that matches).
+KINDS = [
+    ("WITH exact AS", "dense top-k"),
+    ("cnt AS MATERIALIZED", "nearest entities"),
+    ("array_agg(term ORDER BY term)", "BM25 top-k"),
+    ("unnest(%s::text[], %s::float8[])", "BM25 given"),
+    ("array_agg(k.memory ORDER BY k.memory)", "hub links"),
+    ("g AS MATERIALIZED", "rare entities"),
+    ("vector) END FROM", "records"),
+    ("n_docs FROM", "scope sizes"),
+    ("vector_send(e.embedding)", "entities by key"),
+]
+
+
+def statements(args: argparse.Namespace) -> None:
+    """Server time per search of each kind of statement (see the module docstring)."""
+    import psycopg
+
+    memory = Memory(**settings("postgres", args.dsn, args.sqlite))
+    if hasattr(memory.embedder, "vector_cache"):
+        memory.embedder.vector_cache = VectorCache(100_000)  # type: ignore[attr-defined]
+    sent: list[tuple[str, Any]] = []
+    execute = psycopg.Connection.execute
+
+    def recording(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        sent.append((query, params))
+        return execute(self, query, params, **kw)
+
+    replay = psycopg.connect(args.dsn, autocommit=True)
+    report: dict[str, Any] = {}
+    for kind, items in searches(args.queries, args.size).items():
+        if kind not in args.kinds:
+            continue
+        for scope, query in items:  # the query vectors memoised
+            memory.search(query, user_id=scope)
+        spent: dict[str, list[float]] = {}
+        for scope, query in items:
+            sent.clear()
+            psycopg.Connection.execute = recording  # type: ignore[method-assign]
+            try:
+                memory.search(query, user_id=scope, top_k=10, explain=True)
+            finally:
+                psycopg.Connection.execute = execute  # type: ignore[method-assign]
+            this: dict[str, float] = {}
+            for text, params in sent:
+                if text.startswith(("BEGIN", "COMMIT")) or "set_config" in text:
+                    replay.execute(text, params)
+                    continue
+                name = next((n for piece, n in KINDS if piece in text), text[:30])
+                plan = replay.execute(
+                    "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON, FORMAT JSON) " + text, params
+                ).fetchone()[0][0]
+                for part, key in (("planning", "Planning Time"), ("execution", "Execution Time")):
+                    this[f"{name}, {part}"] = this.get(f"{name}, {part}", 0.0) + plan[key]
+            for key, ms in this.items():
+                spent.setdefault(key, []).append(ms)
+        report[kind] = {
+            key: {
+                "searches": len(ms),
+                "median_ms": round(statistics.median(ms), 3),
+                "mean_ms_per_search": round(sum(ms) / len(items), 3),
+            }
+            for key, ms in sorted(spent.items())
+        }
+        for part in ("planning", "execution"):
+            total = sum(sum(ms) for key, ms in spent.items() if key.endswith(part))
+            report[kind][f"all, {part}"] = round(total / len(items), 3)
+    report["load"] = [round(x, 2) for x in os.getloadavg()]
+    print(json.dumps(report, indent=1))
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=1))
+    memory.close()
 
 
 def searches(n: int, size: int) -> dict[str, list[list[str]]]:
@@ -235,7 +315,7 @@ def summary(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["load", "run", "worker"])
+    parser.add_argument("command", choices=["load", "run", "worker", "statements"])
     parser.add_argument("--dsn", required=True)
     parser.add_argument("--sqlite", required=True, help="the SQLite file of the same layout")
     parser.add_argument("--size", type=int, default=20_000)
@@ -248,7 +328,8 @@ def main() -> None:
     parser.add_argument("--backend", default="postgres", help=argparse.SUPPRESS)
     parser.add_argument("--out")
     args = parser.parse_args()
-    {"load": load, "run": run, "worker": worker}[args.command](args)
+    commands = {"load": load, "run": run, "worker": worker, "statements": statements}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":
