@@ -9,7 +9,7 @@ import numpy as np
 
 from linkmem.config import RetrievalConfig
 from linkmem.extract.base import EntityKind
-from linkmem.rank.fusion import EntityMatch, best_boosts
+from linkmem.rank.fusion import BoostKinds, EntityMatch, best_boosts
 from linkmem.store.base import Store
 from linkmem.types import EntityRecord, Scope
 
@@ -43,7 +43,7 @@ def match_entities(
     linked = store.memories_of_entities([e.id for e in specific])
     matches = [_match(e, similarity, linked.get(e.id, [])) for e in specific]
     widen = {mid for m in matches for mid in m.memory_ids}
-    return MatchedEntities(similarity, matches, hubs, widen)
+    return MatchedEntities(similarity, matches, hubs, widen, BoostKinds.of(matches, config))
 
 
 class MatchedEntities:
@@ -57,9 +57,12 @@ class MatchedEntities:
         specific: list[EntityMatch],
         hubs: dict[str, EntityRecord],
         widen: set[str],
+        specific_boosts: BoostKinds | None = None,
     ) -> None:
         self.similarity = similarity
         self.specific = specific
+        # The specific entities' boosts, built before the query's vector (``best_boosts``).
+        self._specific_boosts = specific_boosts
         self.hubs = hubs
         self.widen = widen
         self._asked: set[str] = set()
@@ -84,8 +87,11 @@ class MatchedEntities:
         assert self._hub_links_read, "read_hub_links first: the hubs boost the candidates"
         linked = self._hub_links
         hubs = [_match(e, self.similarity, linked[i]) for i, e in self.hubs.items() if i in linked]
-        matches = self.specific + hubs
-        return EntitySignal(best_boosts(matches, config), self.widen, frozenset(self.similarity))
+        if self._specific_boosts is None:
+            boosts = best_boosts(self.specific + hubs, config)
+        else:
+            boosts = best_boosts(hubs, config, self._specific_boosts)
+        return EntitySignal(boosts, self.widen, frozenset(self.similarity))
 
 
 def _similar_entities(

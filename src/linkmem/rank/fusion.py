@@ -54,10 +54,40 @@ def is_name(match: EntityMatch, config: RetrievalConfig) -> bool:
     return match.proper and match.similarity >= config.name_match_similarity
 
 
-def best_boosts(matches: Iterable[EntityMatch], config: RetrievalConfig) -> EntityBoosts:
+def best_boosts(
+    matches: Iterable[EntityMatch], config: RetrievalConfig, before: BoostKinds | None = None
+) -> EntityBoosts:
     """Each memory's best boost and the entity that gave it (boosts of several entities do
-    not add up); the name boosts are gated by ``fuse_arrays`` (``EntityBoosts``)."""
-    return EntityBoosts(matches, config)
+    not add up); the name boosts are gated by ``fuse_arrays`` (``EntityBoosts``). ``before``:
+    the boosts of entities listed before ``matches``, built earlier (``BoostKinds.of``)."""
+    kinds = BoostKinds.of(matches, config)
+    return EntityBoosts(before.then(kinds) if before is not None else kinds, config)
+
+
+@dataclass(frozen=True)
+class BoostKinds:
+    """Entities' boosts, (boost, entity text, memory ids) each, by kind: the topics, with
+    each memory's best topic boost (``topic_best``), and the names, which ``fuse_arrays``
+    gates. A search builds the specific entities' before the query's vector, the hubs'
+    after it (``then``)."""
+
+    topics: list[tuple[float, str, list[str]]]
+    names: list[tuple[float, str, list[str]]]
+    topic_best: dict[str, tuple[float, str]]
+
+    @classmethod
+    def of(cls, matches: Iterable[EntityMatch], config: RetrievalConfig) -> BoostKinds:
+        topics: list[tuple[float, str, list[str]]] = []
+        names: list[tuple[float, str, list[str]]] = []
+        for match in matches:
+            kind = names if is_name(match, config) else topics
+            kind.append((entity_boost(match, config), match.text, list(match.memory_ids)))
+        return cls(topics, names, _best_of(topics))
+
+    def then(self, later: BoostKinds) -> BoostKinds:
+        """These entities followed by ``later``'s: the best of both, the first among equals."""
+        topic_best = _after(self.topic_best, later.topic_best)
+        return BoostKinds(self.topics + later.topics, self.names + later.names, topic_best)
 
 
 def name_gate(margin: float, config: RetrievalConfig) -> float:
@@ -76,14 +106,11 @@ class EntityBoosts(dict[str, tuple[float, str]]):
     by ``name_gate`` of its margin over the candidates' text scores, which only ``fuse_arrays``
     knows: it calls ``gate_names``; until then the names boost in full."""
 
-    def __init__(self, matches: Iterable[EntityMatch], config: RetrievalConfig) -> None:
+    def __init__(self, kinds: BoostKinds, config: RetrievalConfig) -> None:
         super().__init__()
         self._config = config
-        self._topics: list[tuple[float, str, list[str]]] = []
-        self._names: list[tuple[float, str, list[str]]] = []
-        for match in matches:
-            kind = self._names if is_name(match, config) else self._topics
-            kind.append((entity_boost(match, config), match.text, list(match.memory_ids)))
+        self._topic_best = kinds.topic_best  # the same whatever the gates
+        self._names = kinds.names
         self._gates = [1.0] * len(self._names)
         self._set(self._names)
 
@@ -109,14 +136,34 @@ class EntityBoosts(dict[str, tuple[float, str]]):
             self._set([(b * g, n, m) for (b, n, m), g in zip(self._names, gates, strict=True)])
 
     def _set(self, names: list[tuple[float, str, list[str]]]) -> None:
-        """Each memory's best boost, the first entity (topics, then names) that gave it: the
-        entities are written worst first, so the best (and first among equals) is written
-        last; a boost of 0 boosts nothing."""
+        """Each memory's best boost, the first entity (topics, then names) that gave it; a
+        boost of 0 boosts nothing."""
         self.clear()
-        entities = [entity for entity in [*self._topics, *names] if entity[0] > 0.0]
-        entities.sort(key=lambda entity: -entity[0])  # stable: the first among equals first
-        for boost, text, memory_ids in reversed(entities):
-            self.update(dict.fromkeys(memory_ids, (boost, text)))
+        self.update(_after(self._topic_best, _best_of(names)))
+
+
+def _best_of(entities: list[tuple[float, str, list[str]]]) -> dict[str, tuple[float, str]]:
+    """memory id -> the best (boost, entity text) of ``entities``, the first among equals: the
+    entities are written worst first, so the best is written last; a boost of 0 is left out."""
+    best: dict[str, tuple[float, str]] = {}
+    kept = [entity for entity in entities if entity[0] > 0.0]
+    kept.sort(key=lambda entity: -entity[0])  # stable: the first among equals first
+    for boost, text, memory_ids in reversed(kept):
+        best.update(dict.fromkeys(memory_ids, (boost, text)))
+    return best
+
+
+def _after(
+    first: dict[str, tuple[float, str]], later: dict[str, tuple[float, str]]
+) -> dict[str, tuple[float, str]]:
+    """The best boosts of entities listed in ``first`` and then in ``later``: a later entity's
+    boost replaces an earlier one's only when greater (the first among equals wins)."""
+    if not first or not later:
+        return later or first
+    get = first.get
+    out = dict(first)
+    out.update({m: b for m, b in later.items() if b[0] > get(m, NO_BOOST)[0]})
+    return out
 
 
 Boost = tuple[float, str | None]
