@@ -1,15 +1,17 @@
 """A lone query's embedding, step by step, and how close the int8 kernels' vectors stay.
 
     python benchmarks/bench_query_embedding.py [--queries 300] [--rounds 3] [--turns 2760]
-        [--variants float32,ffn,all] [--out FILE]
+        [--variants float32,ffn,fused,all] [--out FILE]
 
 Variants, each an ``OnnxMiniLMEmbedder`` of its own (memo off, no model cache), called in
 turn on the same query, ``--rounds`` times over ``--queries`` LoCoMo dev questions
 (``bench_core.make_queries`` if the data is not there):
 - ``float32``: the model as shipped (``int8_matmuls=False``): onnxruntime folds the int8
   weights into float32 constants;
-- ``ffn``: the default, the feed-forward products on int8 kernels (``linkmem.embed.onnx_graph``);
-- ``all``: every linear product on int8 kernels (attention's projections too).
+- ``ffn``: the feed-forward products on int8 kernels (``linkmem.embed.onnx_graph``);
+- ``fused``: the default, ``ffn`` with each layer's attention and GELU as onnxruntime's fused
+  kernels (``linkmem.embed.onnx_fuse``);
+- ``all``: every linear product on int8 kernels (attention's projections too), not fused.
 Each call is timed by step (tokenizer, the input arrays, ``session.run``, pooling), as wall
 time and as the calling thread's CPU time (which a busy machine inflates less). Then the
 LoCoMo dev turns (``--turns`` of them) and the questions are embedded by every variant:
@@ -58,7 +60,9 @@ def locomo(path: Path) -> tuple[list[str], list[str]]:
 def embedder(variant: str) -> onnx.OnnxMiniLMEmbedder:
     if variant == "all":
         onnx_graph.FEED_FORWARD_ONLY = False
-    model = onnx.OnnxMiniLMEmbedder(int8_matmuls=variant != "float32", model_cache=False).load()
+    model = onnx.OnnxMiniLMEmbedder(
+        int8_matmuls=variant != "float32", fused_attention=variant == "fused", model_cache=False
+    ).load()
     onnx_graph.FEED_FORWARD_ONLY = True
     model.vector_cache = VectorCache(0)
     return model
@@ -92,8 +96,11 @@ def fidelity(models: dict[str, onnx.OnnxMiniLMEmbedder], questions: list[str], t
     reference_t = models["float32"].embed_batch(turns)
     nearest = np.argsort(-(reference_q @ reference_t.T), axis=1)[:, :10]
     out = {}
+    shipped = None
     for name, model in models.items():
         vq, vt = model.embed_batch(questions), model.embed_batch(turns)
+        if name == "ffn":
+            shipped = vq, vt
         cos_q, cos_t = (vq * reference_q).sum(1), (vt * reference_t).sum(1)
         mine = np.argsort(-(vq @ vt.T), axis=1)[:, :10]
         overlap = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(mine, nearest, strict=True)])
@@ -105,6 +112,10 @@ def fidelity(models: dict[str, onnx.OnnxMiniLMEmbedder], questions: list[str], t
             "turns_below_0.999": int((cos_t < 0.999).sum()),
             "top10_overlap": round(float(overlap), 4),
         }
+        if shipped is not None and name != "ffn":  # against the previous default, ffn
+            both = np.concatenate([(vq * shipped[0]).sum(1), (vt * shipped[1]).sum(1)])
+            out[name]["ffn_cos_min"] = round(float(both.min()), 6)
+            out[name]["ffn_below_0.9999"] = int((both < 0.9999).sum())
     return out
 
 
@@ -113,7 +124,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--turns", type=int, default=2760, help="0: no fidelity check")
-    parser.add_argument("--variants", default="float32,ffn,all")
+    parser.add_argument("--variants", default="float32,ffn,fused,all")
     parser.add_argument("--data", default=str(LOCOMO))
     parser.add_argument(
         "--out", default=str(Path(__file__).parent / "results" / "query_embedding.json")
@@ -153,13 +164,17 @@ def main() -> None:
             f"{name:<8} "
             + " ".join(f"{r['wall_ms']:>8.2f}/{r['cpu_ms']:<8.2f} " for r in row.values())
         )
-    for name in variants[1:]:
-        ratios = [
-            new[0] / old[0]
-            for new, old in zip(samples[name]["total"], samples["float32"]["total"], strict=True)
-        ]
-        result[name]["paired_wall_ratio_p50"] = round(statistics.median(ratios), 3)
-        print(f"{name}/float32 paired wall ratio p50: {statistics.median(ratios):.3f}")
+    for name, base in [(name, "float32") for name in variants[1:]] + [("fused", "ffn")]:
+        if name not in variants or base not in variants:
+            continue
+        for kind, index in (("wall", 0), ("cpu", 1)):
+            ratios = [
+                new[index] / old[index]
+                for new, old in zip(samples[name]["total"], samples[base]["total"], strict=True)
+            ]
+            ratio = round(statistics.median(ratios), 3)
+            result[name][f"paired_{kind}_ratio_p50_vs_{base}"] = ratio
+            print(f"{name}/{base} paired {kind} ratio p50: {ratio:.3f}")
     result["load"].append(os.getloadavg())
     if args.turns and turns:
         result["fidelity"] = fidelity(models, questions, turns[: args.turns])

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from linkmem.embed import onnx_graph
+from linkmem.embed import onnx_fuse, onnx_graph
 from linkmem.embed.base import LONG_TEXT_POOLING, l2_normalise, pool_chunks
 from linkmem.embed.onnx_cache import cache_enabled, cached_session, default_cache_dir
 from linkmem.embed.registry import check_texts
@@ -56,6 +56,9 @@ THREADS_ENV = "LINKMEM_ONNX_THREADS"
 #: "0" runs the model's matrix products in float32 as shipped instead of onnxruntime's int8
 #: kernels (``linkmem.embed.onnx_graph``).
 INT8_ENV = "LINKMEM_ONNX_INT8"
+#: "0" runs each layer's attention and GELU as the exported small nodes instead of
+#: onnxruntime's fused kernels (``linkmem.embed.onnx_fuse``).
+FUSE_ENV = "LINKMEM_ONNX_FUSE"
 #: A batch of fewer padded tokens runs as one call on one thread: a query, or a query's
 #: entity names. Larger batches are cut so that every thread runs a share of it at once.
 #: Each call reads all the weights (~42 MB of float32) whatever its size: a one-word text
@@ -166,12 +169,17 @@ class OnnxMiniLMEmbedder:
         model_cache: bool = True,
         vector_cache_size: int = VECTOR_CACHE_SIZE,
         int8_matmuls: bool | None = None,
+        fused_attention: bool | None = None,
     ) -> None:
         # The int8 kernels for the linear layers (default: on where onnxruntime has them,
         # unless $LINKMEM_ONNX_INT8 is "0"); see linkmem.embed.onnx_graph.
         if int8_matmuls is None:
-            int8_matmuls = os.environ.get(INT8_ENV, "").strip().lower() not in ("0", "false")
+            int8_matmuls = _env_on(INT8_ENV)
         self._int8 = int8_matmuls and onnx_graph.enabled()
+        # Attention and GELU as fused kernels (default: on unless $LINKMEM_ONNX_FUSE is "0").
+        if fused_attention is None:
+            fused_attention = _env_on(FUSE_ENV)
+        self._fuse = fused_attention
         self._model_path = Path(model_path) if model_path is not None else None
         # Where the optimised graph is cached (see linkmem.embed.onnx_cache); None: no cache.
         self._model_cache_dir = (
@@ -252,29 +260,43 @@ class OnnxMiniLMEmbedder:
         self._session = session
 
     def _session_for(self, path: Path) -> Any:
-        if self._int8:
+        """The first of the rewrites asked for that this onnxruntime runs: int8 products and
+        fused attention, int8 products alone, fused attention alone, the model as shipped
+        (an onnxruntime without 8-bit MatMulNBits or the fused kernels, another model)."""
+        tried = [
+            (int8, fuse)
+            for int8 in ((True, False) if self._int8 else (False,))
+            for fuse in ((True, False) if self._fuse else (False,))
+        ]
+        for int8, fuse in tried[:-1]:
             try:
-                return self._build_session(path, int8=True)
-            except Exception:  # an onnxruntime without 8-bit MatMulNBits: float32 as shipped
+                return self._build_session(path, int8=int8, fuse=fuse)
+            except Exception:
                 pass
-        return self._build_session(path, int8=False)
+        return self._build_session(path, int8=False, fuse=False)
 
-    def _build_session(self, path: Path, *, int8: bool) -> Any:
+    def _build_session(self, path: Path, *, int8: bool, fuse: bool = False) -> Any:
         import onnxruntime as ort
 
         def build(source: str | bytes, options: Any) -> Any:
             return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
 
         def source() -> str | bytes:
-            rewritten = onnx_graph.int8_matmuls(path.read_bytes()) if int8 else None
-            if int8 and rewritten is None:
-                raise ModelUnavailable(f"{path} has no int8 matrix products to rewrite")
-            return rewritten if rewritten is not None else str(path)
+            if not (int8 or fuse):
+                return str(path)
+            model: bytes | None = path.read_bytes()
+            for wanted, rewrite in ((int8, onnx_graph.int8_matmuls), (fuse, onnx_fuse.fused)):
+                if wanted and model is not None:
+                    model = rewrite(model)
+            if model is None:
+                raise ModelUnavailable(f"{path}: the graph could not be rewritten")
+            return model
 
         options = _session_options()
         if self._model_cache_dir is None:
             return build(source(), options)
-        variant = onnx_graph.variant() if int8 else ""
+        parts = [onnx_graph.variant()] if int8 else []
+        variant = "+".join(parts + [onnx_fuse.VERSION] if fuse else parts)
         return cached_session(
             path, self._model_cache_dir, options, build, variant=variant, source=source
         )
@@ -346,6 +368,10 @@ class OnnxMiniLMEmbedder:
             feeds["token_type_ids"] = np.zeros_like(ids)
         (hidden,) = self._session.run([self._output_name], feeds)
         return l2_normalise(mean_pool(hidden, mask))
+
+
+def _env_on(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("0", "false")
 
 
 def windows(encodings: Sequence[Encoding], pooling: str) -> tuple[list[Encoding], list[int]]:

@@ -66,11 +66,17 @@ def _messages() -> dict[str, Any]:
     field = descriptor_pb2.FieldDescriptorProto
     optional, repeated = field.LABEL_OPTIONAL, field.LABEL_REPEATED
     kinds = {"string": field.TYPE_STRING, "int64": field.TYPE_INT64, "bytes": field.TYPE_BYTES}
-    kinds["int32"] = field.TYPE_INT32
+    kinds["int32"], kinds["float"] = field.TYPE_INT32, field.TYPE_FLOAT
     schema = {
         "Model": [("opset_import", 8, repeated, "OpSet"), ("graph", 7, optional, "Graph")],
         "OpSet": [("domain", 1, optional, "string"), ("version", 2, optional, "int64")],
-        "Graph": [("node", 1, repeated, "Node"), ("initializer", 5, repeated, "Tensor")],
+        "Graph": [
+            ("node", 1, repeated, "Node"),
+            ("initializer", 5, repeated, "Tensor"),
+            ("input", 11, repeated, "Value"),
+            ("output", 12, repeated, "Value"),
+        ],
+        "Value": [("name", 1, optional, "string")],
         "Node": [
             ("input", 1, repeated, "string"),
             ("output", 2, repeated, "string"),
@@ -81,7 +87,9 @@ def _messages() -> dict[str, Any]:
         ],
         "Attribute": [
             ("name", 1, optional, "string"),
+            ("f", 2, optional, "float"),
             ("i", 3, optional, "int64"),
+            ("ints", 8, repeated, "int64"),
             ("type", 20, optional, "int32"),
         ],
         "Tensor": [
