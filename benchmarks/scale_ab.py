@@ -15,7 +15,9 @@ vector is memoised (each query searched twice first), so a search's time is the 
 the ranking. Reported per variant and scope kind: p50 (median over queries of each query's
 median), mean client CPU per search, the PostgreSQL server's CPU per search (its processes'
 ``/proc`` times around each batch; a server on this machine only), the paired ratios, and
-whether the trees' results (ids, scores, parts) are identical query by query.
+whether the trees' results (ids, scores, parts) are identical query by query. Trees whose
+embedders differ give other query vectors: run both with ``LINKMEM_ONNX_INT8=0`` and
+``LINKMEM_ONNX_FUSE=0`` (c9d7ae5 against 762faa7 without the second: 57-60 of 100 identical).
 
 ``statements`` (this tree only) records the statements each search sends and runs them again,
 in the same order on one connection, under ``EXPLAIN (ANALYZE, TIMING OFF)``: the server's
@@ -133,13 +135,13 @@ def postmaster_of(dsn: str) -> int | None:
 #: ``statements``: a statement's kind by a piece of its text (the first that matches).
 KINDS = [
     ("WITH exact AS", "dense top-k"),
-    ("cnt AS MATERIALIZED", "nearest entities"),
+    ("SELECT n.ord, n.id, n.sim", "nearest entities"),
     ("array_agg(term ORDER BY term)", "BM25 top-k"),
     ("unnest(%s::text[], %s::float8[])", "BM25 given"),
     ("array_agg(k.memory ORDER BY k.memory)", "hub links"),
     ("g AS MATERIALIZED", "rare entities"),
     ("vector) END FROM", "records"),
-    ("n_docs FROM", "scope sizes"),
+    ("SELECT id, n_docs", "scope sizes"),
     ("vector_send(e.embedding)", "entities by key"),
 ]
 
