@@ -14,6 +14,15 @@ import numpy as np
 from linkmem.extract.base import EntityKind, ExtractedEntity
 from linkmem.rank.fusion import fuse_arrays
 
+#: A short question, a word, a paragraph and a text longer than the embedder's window: the
+#: shapes the ONNX graph rewrites must embed as the plain graph does.
+EMBEDDING_TEXTS = [
+    "When did Caroline go to the LGBTQ support group?",
+    "ok",
+    "Max adopted a beagle from the shelter in Lisbon last spring. " * 3,
+    "The garden shed needs a new roof. " * 40,
+]
+
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 _STOP = {"I", "The", "A", "An", "We", "My"}
 

@@ -11,15 +11,12 @@ import pytest
 
 pytest.importorskip("onnxruntime")
 
+from helpers import EMBEDDING_TEXTS  # noqa: E402
+
 from linkmem.embed import onnx_graph  # noqa: E402
 from linkmem.embed.onnx import INT8_ENV, OnnxMiniLMEmbedder, default_model_path  # noqa: E402
 
-TEXTS = [
-    "When did Caroline go to the LGBTQ support group?",
-    "ok",
-    "Max adopted a beagle from the shelter in Lisbon last spring. " * 3,
-    "The garden shed needs a new roof. " * 40,
-]
+TEXTS = EMBEDDING_TEXTS
 
 pytestmark = pytest.mark.skipif(not onnx_graph.enabled(), reason="no int8 kernels here")
 
