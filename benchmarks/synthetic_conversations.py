@@ -491,6 +491,15 @@ def conversation(index: int, seed: int, turns: int) -> dict:
             "qa": [qa_json(qa) for qa in w.qas]}  # fmt: skip
 
 
+def write_set(data: list[dict], out: Path) -> None:
+    """Write a LoCoMo-format set and say how big it is."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    n_turns = sum(len(v) for c in data for k, v in c["conversation"].items() if k[-1].isdigit())
+    n_qa = sum(len(c["qa"]) for c in data)
+    print(f"wrote {out}: {len(data)} conversations, {n_turns} turns, {n_qa} questions")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
@@ -499,11 +508,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     data = [conversation(i, args.seed, args.turns) for i in range(args.conversations)]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    n_turns = sum(len(v) for c in data for k, v in c["conversation"].items() if k[-1].isdigit())
-    n_qa = sum(len(c["qa"]) for c in data)
-    print(f"wrote {args.out}: {len(data)} conversations, {n_turns} turns, {n_qa} questions")
+    write_set(data, args.out)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,6 @@ The stories, value lists and small talk are in ``households_data.py``.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import string
 from collections.abc import Sequence
@@ -52,6 +51,7 @@ from households_data import (
     WHEN,
     Story,
 )
+from synthetic_conversations import write_set
 
 SESSIONS = 12
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "synthetic-households.json"
@@ -263,11 +263,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=5)
     args = parser.parse_args(argv)
     data = generate(args.seed, args.conversations, args.turns)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    n_turns = sum(len(v) for c in data for k, v in c["conversation"].items() if k[-1].isdigit())
-    n_qa = sum(len(c["qa"]) for c in data)
-    print(f"wrote {args.out}: {len(data)} conversations, {n_turns} turns, {n_qa} questions")
+    write_set(data, args.out)
 
 
 if __name__ == "__main__":
