@@ -5,6 +5,7 @@ everything.
 
 from __future__ import annotations
 
+import gc
 import sys
 
 #: The global options that take a value (``linkmem.cli.app.main_options``; a test keeps the
@@ -16,8 +17,16 @@ OPTIONS_WITH_A_VALUE = frozenset(
 
 def main() -> None:
     """Console-script entry point (``linkmem``)."""
-    from linkmem.cli.app import run
-
+    # The CLI's imports allocate ~70,000 objects that live as long as the process: collecting
+    # them is wasted work, during the imports and in every full collection after them
+    # (frozen: never examined). A cold `linkmem search` 3-4% less CPU (~8 ms; 2 x 12-14
+    # alternating processes, load 4-5).
+    gc.disable()
+    try:
+        from linkmem.cli.app import run
+    finally:
+        gc.freeze()
+        gc.enable()
     run(sys.argv[1:])
 
 
