@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 from linkmem.errors import NotFound
 from linkmem.store.base import NewEntity, iter_chunks
 from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
+from linkmem.store.sqlite.entity_cache import EntityCache, LoadedEntities, ScopeView
 from linkmem.store.sqlite.memories import scope_loader
 from linkmem.store.sqlite.sql import exact_scope_params, scope_where
 from linkmem.store.vectors import MatrixCache, encode, top_k_many
@@ -38,6 +40,7 @@ class EntityTables:
     def _init_entities(self, dim: int, cache_bytes: int) -> None:
         loader = scope_loader(self.db, f"{self.c}_entities", f"{self.c}_scopes", "ent_version")
         self.entity_vectors = MatrixCache(dim, loader, cache_bytes)
+        self.entity_cache = EntityCache()
 
     def _entity_select(self) -> str:
         return (
@@ -163,6 +166,7 @@ class EntityTables:
                 f"INSERT INTO {self.c}_links (entity, memory, own) VALUES (?, ?, ?) {_OWN_WINS}",
                 [(entities[e], memories[m], int(own)) for m, e in pairs],
             )
+            self._links_changed("rowid", list(entities.values()))
 
     def unlink_memories(self, memory_ids: Sequence[str]) -> list[str]:
         touched: set[str] = set()
@@ -179,7 +183,33 @@ class EntityTables:
                     )
                 )
                 self.db.run(f"DELETE FROM {self.c}_links WHERE memory IN ({sub})", chunk)
+            self._links_changed("id", sorted(touched))
         return sorted(touched)
+
+    def _links_changed(self, column: str, entities: Sequence[Any]) -> None:
+        """Bump the ``ent_version`` of the scopes of ``entities`` (their ``column``: id or
+        rowid), whose links changed: the entity cache (``entity_cache``) holds link lists at
+        it. Their vectors did not change: a cached matrix moves to the new version with the
+        commit."""
+        scopes: set[int] = set()
+        for chunk in iter_chunks(list(entities), CHUNK):
+            scopes.update(
+                r[0]
+                for r in self.db.rows(
+                    f"SELECT DISTINCT scope_id FROM {self.c}_entities "
+                    f"WHERE {column} IN ({placeholders(len(chunk))})",
+                    chunk,
+                )
+            )
+        no_rows = np.zeros((0, self.dim), dtype=np.float32)  # type: ignore[attr-defined]
+        for scope_id in sorted(scopes):
+            version = self._version(scope_id, "ent_version")  # type: ignore[attr-defined]
+            self._bump([scope_id], "ent_version")  # type: ignore[attr-defined]
+            self.db.after_commit(
+                lambda s=scope_id, v=version: self.entity_vectors.extend(
+                    s, (v, v + 1), [], [], no_rows
+                )
+            )
 
     def drop_orphan_entities(self, entity_ids: Sequence[str]) -> int:
         dropped = 0
@@ -242,6 +272,55 @@ class EntityTables:
             for eid, mid in rows:
                 out[eid].append(mid)
         return dict(out)
+
+    def _entity_scope_views(self, scope: Scope) -> list[ScopeView]:
+        """The scopes ``scope`` matches with their versions and memory matrices, each search
+        counted (``entity_cache``); a scope whose matrix is at another version is left out."""
+        where, args = scope_where(scope)
+        views = []
+        for scope_id, ent_version, mem_version in self.db.rows(
+            f"SELECT s.id, s.ent_version, s.mem_version FROM {self.c}_scopes s WHERE {where}",
+            args,
+        ):
+            matrix = self.memory_vectors.get(scope_id, mem_version)  # type: ignore[attr-defined]
+            if matrix.version == mem_version:
+                versions = (ent_version, mem_version)
+                searches = self.entity_cache.opened(scope_id, versions)
+                views.append(ScopeView(scope_id, versions, matrix, searches))
+        return views
+
+    def _read_entities(self, ids: Sequence[str], lists_up_to: float) -> LoadedEntities:
+        """The records of ``ids`` and the row keys of the memories linked to those of at most
+        ``lists_up_to`` own links, with the versions of their scopes, from one snapshot
+        (``entity_cache``)."""
+        loaded = LoadedEntities({}, {}, {}, {}, True)
+        with self.db.snapshot() as committed:
+            for row in self.db.rows(
+                f"SELECT e.scope_id, {self._entity_columns()} FROM {self.c}_entities e JOIN "
+                f"{self.c}_scopes s ON s.id = e.scope_id "
+                "WHERE e.id IN (SELECT value FROM json_each(?))",
+                [json.dumps(list(ids))],
+            ):
+                loaded.scopes[row[1]] = row[0]
+                loaded.records[row[1]] = _entity_from_row(row[1:])
+            listed = [i for i, r in loaded.records.items() if r.link_count <= lists_up_to]
+            for entity_id, rowids in self.db.rows(  # each in row key order (primary key)
+                f"SELECT e.id, (SELECT group_concat(memory) FROM {self.c}_links "
+                f"WHERE entity = e.rowid) FROM {self.c}_entities e "
+                "WHERE e.id IN (SELECT value FROM json_each(?))",
+                [json.dumps(listed)],
+            ):
+                found = np.fromstring(rowids, np.int64, sep=",") if rowids else ()
+                loaded.links[entity_id] = np.sort(np.asarray(found, dtype=np.int64))
+            loaded.versions.update(
+                (s, (ent, mem))
+                for s, ent, mem in self.db.rows(
+                    f"SELECT id, ent_version, mem_version FROM {self.c}_scopes "
+                    "WHERE id IN (SELECT value FROM json_each(?))",
+                    [json.dumps(sorted(set(loaded.scopes.values())))],
+                )
+            )
+        return replace(loaded, committed=committed)
 
     def entities_of_memories(self, memory_ids: Sequence[str]) -> dict[str, list[EntityRecord]]:
         out: dict[str, list[EntityRecord]] = defaultdict(list)
@@ -330,9 +409,10 @@ class EntityTables:
             scopes = [
                 r[0]
                 for r in self.db.rows(
-                    f"SELECT scope_id FROM {self.c}_entities WHERE rowid = ?", (rowids[drop_id],)
+                    f"SELECT scope_id FROM {self.c}_entities WHERE rowid IN (?, ?)",
+                    (rowids[keep_id], rowids[drop_id]),
                 )
-            ]
+            ]  # the kept entity's links changed too
             self.db.run(f"DELETE FROM {self.c}_entities WHERE rowid = ?", (rowids[drop_id],))
             self._bump(scopes, "ent_version")  # type: ignore[attr-defined]
 

@@ -8,7 +8,8 @@ cosine with every memory of the scope is computed once, in the one matrix produc
 top-k needs: the other candidates' cosines are lookups in it. (The plain store scores them in
 a second product of their rows alone, whose last float32 bit may differ with which rows are
 in it, i.e. from one search to the next; here each memory's cosine is the same in every
-search.) Every other read goes to the store."""
+search.) The entities' records and link lists come from the entity cache (``entity_cache``).
+Every other read goes to the store."""
 
 from __future__ import annotations
 
@@ -21,11 +22,12 @@ import numpy as np
 
 from linkmem.filters import Node
 from linkmem.store.prefetch import SearchPlan
+from linkmem.store.sqlite.entity_cache import EntityReads
 from linkmem.store.sqlite.keyword import KeywordStats
 from linkmem.store.sqlite.keyword_cache import KeywordScores
 from linkmem.store.vectors import ScopeMatrix
 from linkmem.store.vectors import _top as top_of_scores
-from linkmem.types import Scope
+from linkmem.types import EntityRecord, Scope
 
 Ranked = list[tuple[str, float]]
 #: A function of the query's vector: some ids' cosines and which of them have one.
@@ -57,6 +59,7 @@ class SearchReads:
         self._matrices: list[ScopeMatrix] | None = None
         self._scored: tuple[np.ndarray, list[str], np.ndarray] | None = None
         self._rows: dict[str, int] | None = None  # of several scopes' matrices
+        self._entities: EntityReads | None = None
         if plan.filters is None:
             self._matrices = store._scope_matrices(plan.scope)
 
@@ -127,6 +130,27 @@ class SearchReads:
             ids = [memory_id for m in matrices for memory_id in m.ids]
             self._rows = {memory_id: row for row, memory_id in enumerate(ids)}
         return self._rows
+
+    def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]:
+        return self._entity_reads().get_entities(ids)
+
+    def memories_of_entities(
+        self, entity_ids: Sequence[str], own_only: bool = False
+    ) -> dict[str, list[str]]:
+        if own_only:  # the second hop's, after the vector
+            return self._store.memories_of_entities(entity_ids, own_only)
+        return self._entity_reads().memories_of_entities(entity_ids)
+
+    def links_among(
+        self, entity_ids: Sequence[str], memory_ids: Sequence[str]
+    ) -> dict[str, list[str]]:
+        return self._entity_reads().links_among(entity_ids, memory_ids)
+
+    def _entity_reads(self) -> EntityReads:
+        if self._entities is None:
+            views = self._store._entity_scope_views(self._plan.scope)
+            self._entities = EntityReads(self._store, views, self._plan.specific_max_links)
+        return self._entities
 
     def keyword_search(
         self,
