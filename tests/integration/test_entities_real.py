@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from linkmem import Memory
+from linkmem.encoding import CHUNK
 from linkmem.search import Signals
 
 pytestmark = pytest.mark.slow
@@ -150,3 +151,32 @@ def test_a_back_reference_is_linked_to_the_names_just_before_it(open_memory):
     default = open_memory(retrieval={"entity_inherit_window": 0})  # off: links what it names
     ids = [r["id"] for r in default.add_batch(chat, user_id="v")["results"]]
     assert [r["id"] for r in default.entity_memories("Leo", user_id="v")["results"]] == ids[:1]
+
+
+def test_a_reply_to_a_question_is_linked_to_the_names_the_question_asked_about(open_memory):
+    memory = open_memory()  # the defaults: window 2, replies inherit
+    chat = [
+        "Pablo: Did you take Max to the vet?",
+        "Ines: Yes, on Monday, all fine.",
+        "Pablo: Lunch tomorrow at noon.",
+        "Ines: Sounds great.",
+    ]
+    ids = [r["id"] for r in memory.add_batch(chat, user_id="u")["results"]]
+    max_ = {r["id"]: r["link"] for r in memory.entity_memories("Max", user_id="u")["results"]}
+    assert max_ == {ids[0]: "own", ids[1]: "inherited"}
+    found = memory.search("How did Max do at the vet?", user_id="u", explain=True)["results"]
+    reply = next(r for r in found if r["id"] == ids[1])
+    assert reply["score_details"]["entity"] == "Max" and reply["score_details"]["entity_boost"] > 0
+    memory.close()
+    off = open_memory(retrieval={"entity_inherit_replies": False})
+    ids = [r["id"] for r in off.add_batch(chat, user_id="v")["results"]]
+    assert [r["id"] for r in off.entity_memories("Max", user_id="v")["results"]] == ids[:1]
+
+
+def test_a_reply_in_the_next_chunk_still_answers_the_question(open_memory):
+    memory = open_memory()
+    small_talk = [f"Ines: Lunch at noon, note {i}." for i in range(CHUNK - 1)]
+    chat = [*small_talk, "Pablo: Did you take Max to the vet?", "Ines: Yes, on Monday."]
+    ids = [r["id"] for r in memory.add_batch(chat, user_id="u")["results"]]  # two chunks
+    linked = {r["id"]: r["link"] for r in memory.entity_memories("Max", user_id="u")["results"]}
+    assert linked == {ids[CHUNK - 1]: "own", ids[CHUNK]: "inherited"}

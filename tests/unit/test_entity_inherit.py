@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from linkmem.config import RetrievalConfig
-from linkmem.entities.inherit import Inheritance, refers_back
+from linkmem.entities.inherit import Inheritance, asks, refers_back
 from linkmem.entities.linker import EntityCollector
 from linkmem.extract.base import EntityKind, ExtractedEntity
 
@@ -77,3 +77,35 @@ def test_collector_links_inherited_names_without_new_keys():
     plain = EntityCollector(RetrievalConfig(entity_inherit_window=2))
     plain.add(EXTRACTED[:3])  # no texts: nothing inherited
     assert plain.per_memory[2] == ["pablo", "boat tour"]
+
+
+CHAT = [
+    "Ana: Did you take Max to the vet?",
+    "Ben: Yes, on Monday, all fine.",
+    "Ana: Good. Lunch at Nando's tomorrow.",
+    "Ben: Sounds great.",
+]
+CHAT_EXTRACTED = [[_e("Ana"), _e("Max")], [_e("Ben"), _e("Monday")], [_e("Ana"), _e("Nando's")], []]
+
+
+def test_a_reply_to_a_question_inherits_its_names_and_only_a_reply():
+    rows = _keys(Inheritance(2).apply(CHAT, CHAT_EXTRACTED))
+    assert rows[1] == ["ben", "monday", "max"]  # no pronoun: the reply to a question
+    assert rows[2] == ["ana", "nando's"]  # after a statement: nothing
+    assert rows[3] == []  # "Sounds great." neither asks nor refers back
+    off = _keys(Inheritance(2, replies=False).apply(CHAT, CHAT_EXTRACTED))
+    assert off == _keys(CHAT_EXTRACTED)
+
+
+def test_whether_the_last_memory_asked_carries_over_chunks():
+    inheritance = Inheritance(2)
+    inheritance.apply(CHAT[:1], CHAT_EXTRACTED[:1])
+    rows = inheritance.apply(CHAT[1:3], CHAT_EXTRACTED[1:3])
+    assert _keys(rows) == [["ben", "monday", "max"], ["ana", "nando's"]]
+    assert _keys(inheritance.apply(CHAT[3:], CHAT_EXTRACTED[3:])) == [[]]  # asked was reset
+
+
+def test_asks_reads_the_end_of_the_message():
+    assert asks("Did you see Max?") and asks("Did you see Max?  ") and asks("Max?!")
+    assert asks('She said "really?"') and asks("(Max, right?)") and asks("Did you see Max? 😂")
+    assert not asks("What? No, never.") and not asks("Max!") and not asks("") and not asks("?? 2")

@@ -12,6 +12,11 @@ like its own links, but count in no ``link_count`` and lead no second hop (``ent
 so a rare name stays rare however many pronouns follow it. A memory's inherited links come
 from its write call: an update re-links it from its new text, in a call of its own, so it
 keeps none (what it referred back to is not known any more).
+
+A reply to a question is about what the question named, pronoun or not: "Did you take Max to
+the vet?" / "Yes, on Monday, all fine". So a memory right after one that asks (``asks``: its
+last "?" comes after its last letter or digit) inherits the same way, from the same window
+(``replies``, ``RetrievalConfig.entity_inherit_replies``).
 """
 
 from __future__ import annotations
@@ -43,14 +48,28 @@ def refers_back(message: str) -> bool:
     return not BACK_REFERENCES.isdisjoint(_WORD.findall(message.lower()))
 
 
+def asks(message: str) -> bool:
+    """The message (after any speaker label) ends with a question mark, give or take what
+    may follow one: spaces, closing quotes and brackets, "!", emoji ("Did you see Max? 😂")."""
+    for char in reversed(message):
+        if char == "?":
+            return True
+        if char.isalnum():
+            return False
+    return False
+
+
 class Inheritance:
     """Adds inherited entities to each memory of a write call, memory by memory in order
-    (chunk after chunk: the last ``window`` memories carry over)."""
+    (chunk after chunk: the last ``window`` memories carry over, and whether the last one
+    asked). ``replies``: a reply to a question inherits as a back reference does."""
 
-    def __init__(self, window: int) -> None:
+    def __init__(self, window: int, replies: bool = True) -> None:
         self.window = max(0, window)
+        self.replies = replies
         self.speakers: set[str] = set()
         self.recent: deque[list[ExtractedEntity]] = deque(maxlen=self.window or 1)
+        self.asked = False  # the memory before the next one ends with "?"
 
     def apply(
         self, texts: Sequence[str], extracted: Sequence[Sequence[ExtractedEntity]]
@@ -67,12 +86,14 @@ class Inheritance:
             if label is not None:
                 self.speakers.add(label.key)
             own = self._names(entities)
+            message = text[start:]
             inherited: list[ExtractedEntity] = []
-            if refers_back(text[start:]):
+            if refers_back(message) or (self.replies and self.asked):
                 keys = {e.key for e in entities}
                 inherited = [e for e in self._from_recent() if e.key not in keys]
             out.append(list(entities) + inherited)
             self.recent.append(own + inherited)
+            self.asked = asks(message)
         return out
 
     def _names(self, entities: Sequence[ExtractedEntity]) -> list[ExtractedEntity]:

@@ -37,7 +37,7 @@ class EntityCollector:
 
     def __init__(self, config: RetrievalConfig) -> None:
         self.cap = config.max_entities_per_memory
-        self.inheritance = Inheritance(config.entity_inherit_window)
+        self.inheritance = Inheritance(config.entity_inherit_window, config.entity_inherit_replies)
         self.per_memory: list[list[str]] = []
         self.entities: dict[str, ExtractedEntity] = {}
 
