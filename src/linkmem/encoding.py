@@ -23,6 +23,7 @@ import numpy as np
 from linkmem import long_texts
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
+from linkmem.entities.inherit import Inheritance
 from linkmem.entities.linker import EntityCollector, LinkPlan
 from linkmem.entities.query_entities import QueryEntities, key_spans, name_runs
 from linkmem.extract.base import EntityExtractor, ExtractedEntity
@@ -47,9 +48,12 @@ def encode_batch(
     embedder: Embedder,
     extractor: EntityExtractor | None,
     config: RetrievalConfig,
+    inheritance: Inheritance | None = None,
 ) -> Encoded:
     """Embed ``texts`` and (when ``extractor`` is given) find and embed their entities; the
-    models read each text within the config's long-text budget (``long_texts.budget_of``)."""
+    models read each text within the config's long-text budget (``long_texts.budget_of``).
+    ``inheritance``: the back-reference state of the write call ``texts`` are part of (a
+    staged batch's chunks share one), else a new one."""
     budget = long_texts.budget_of(config)
     chunks = _chunks(budget.for_embedding(texts))
     if extractor is None:
@@ -59,7 +63,7 @@ def encode_batch(
         found = [
             ner.submit(extractor.extract_batch, c) for c in _chunks(budget.for_entities(texts))
         ]
-        return _embed_beside(chunks, found, embedder, EntityCollector(config))
+        return _embed_beside(chunks, found, embedder, EntityCollector(config, inheritance))
     finally:
         ner.shutdown(wait=True, cancel_futures=True)
 

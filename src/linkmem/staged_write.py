@@ -10,8 +10,9 @@ the batch. It is still one transaction: a failure or a crash leaves nothing of t
 Linking a staged batch resolves each chunk's entities against the scope as it stands after
 the earlier chunks (as consecutive ``add_batch`` calls would); context blending and the
 neighbour words of the keyword index (``linkmem.rank.neighbour_terms``) read the neighbours
-across chunk edges, so every memory's search vector and postings are the ones the whole batch
-gives.
+across chunk edges, and the back references (``linkmem.entities.inherit``) carry from chunk to
+chunk, so every memory's search vector, postings and inherited links are the ones the whole
+batch gives.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ import numpy as np
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
 from linkmem.encoding import encode_batch
-from linkmem.entities.linker import LinkPlan, apply_links
+from linkmem.entities.inherit import Inheritance
+from linkmem.entities.linker import LinkPlan, apply_links, write_call_inheritance
 from linkmem.extract.base import EntityExtractor, ExtractedEntity
 from linkmem.rank.context import contextual_vectors
 from linkmem.rank.neighbour_terms import context_terms
@@ -60,7 +62,10 @@ def write_new(store: Store, models: Models, records: Sequence[MemoryRecord]) -> 
         return
     with tempfile.TemporaryFile(prefix="linkmem-batch-") as spill:
         rows = Rows(spill, models.embedder.dim, len(records))
-        staged = [_stage(rows, models, records, start) for start in _starts(len(records))]
+        inheritance = write_call_inheritance(config)  # carried across the chunks
+        staged = [
+            _stage(rows, models, records, start, inheritance) for start in _starts(len(records))
+        ]
 
         def write() -> None:
             for chunk in staged:
@@ -177,9 +182,16 @@ class StagedChunk:
         return vectors, LinkPlan(self.per_memory, self.entities, entity_vectors)
 
 
-def _stage(rows: Rows, models: Models, records: Sequence[MemoryRecord], start: int) -> StagedChunk:
+def _stage(
+    rows: Rows,
+    models: Models,
+    records: Sequence[MemoryRecord],
+    start: int,
+    inheritance: Inheritance,
+) -> StagedChunk:
     stop = min(len(records), start + WRITE_CHUNK)
-    encoded = encode_batch([r.text for r in records[start:stop]], *_model_args(models))
+    texts = [r.text for r in records[start:stop]]
+    encoded = encode_batch(texts, *_model_args(models), inheritance)
     rows.put(start, encoded.vectors)
     plan = encoded.plan
     if plan is None:

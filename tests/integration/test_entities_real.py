@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from linkmem import Memory
+from linkmem import Memory, staged_write
 from linkmem.encoding import CHUNK
 from linkmem.search import Signals
 
@@ -180,3 +180,34 @@ def test_a_reply_in_the_next_chunk_still_answers_the_question(open_memory):
     ids = [r["id"] for r in memory.add_batch(chat, user_id="u")["results"]]  # two chunks
     linked = {r["id"]: r["link"] for r in memory.entity_memories("Max", user_id="u")["results"]}
     assert linked == {ids[CHUNK - 1]: "own", ids[CHUNK]: "inherited"}
+
+
+def test_staged_chunks_carry_back_references_across_their_edges(open_memory, monkeypatch) -> None:
+    chat = [
+        "Pablo: Lunch tomorrow at noon.",
+        "Ines: Sounds great.",
+        "Pablo: Leo loved the beach in Lisbon.",
+        "Ines: Did he behave?",  # chunk edge before: a back reference to Leo
+        "Pablo: Did you take Max to the vet?",
+        "Ines: Yes, on Monday, all fine.",
+        "Pablo: Great.",
+        "Ines: See you at noon.",
+        "Pablo: Did Sofia call you back?",
+        "Ines: Only this morning.",  # chunk edge before: a reply to the question about Sofia
+    ]
+
+    def links(user_id: str, name: str) -> list[tuple[int, str]]:
+        order = {
+            r["id"]: i for i, r in enumerate(reversed(memory.get_all(user_id=user_id)["results"]))
+        }
+        found = memory.entity_memories(name, user_id=user_id)["results"]
+        return sorted((order[r["id"]], r["link"]) for r in found)
+
+    memory = open_memory()
+    memory.add_batch(chat, user_id="whole")
+    monkeypatch.setattr(staged_write, "WRITE_CHUNK", 3)
+    memory.add_batch(chat, user_id="staged")
+    assert {(2, "own"), (3, "inherited")} <= set(links("whole", "Leo"))
+    assert links("whole", "Sofia") == [(8, "own"), (9, "inherited")]
+    for name in ("Leo", "Max", "Sofia"):
+        assert links("staged", name) == links("whole", name)

@@ -35,9 +35,9 @@ class EntityCollector:
     ``max_entities_per_memory``, then the names it inherits: ``entities.inherit``) and the
     first occurrence of each unique key."""
 
-    def __init__(self, config: RetrievalConfig) -> None:
+    def __init__(self, config: RetrievalConfig, inheritance: Inheritance | None = None) -> None:
         self.cap = config.max_entities_per_memory
-        self.inheritance = Inheritance(config.entity_inherit_window, config.entity_inherit_replies)
+        self.inheritance = inheritance or write_call_inheritance(config)
         self.per_memory: list[list[str]] = []
         self.entities: dict[str, ExtractedEntity] = {}
 
@@ -64,6 +64,12 @@ class EntityCollector:
 
     def plan(self, vectors: dict[str, np.ndarray]) -> LinkPlan:
         return LinkPlan(self.per_memory, self.entities, vectors)
+
+
+def write_call_inheritance(config: RetrievalConfig) -> Inheritance:
+    """The back-reference state of one write call: a staged batch's chunks share it, so a
+    memory at a chunk's edge inherits from the one before it as anywhere else."""
+    return Inheritance(config.entity_inherit_window, config.entity_inherit_replies)
 
 
 def plan_links(
