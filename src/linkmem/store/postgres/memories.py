@@ -297,7 +297,9 @@ def bm25_given_statement(
         statement = sql.bm25_given(t, p_sql, f_sql, *k1_b, ids=f"ARRAY({sub})")
         return statement, [n, total, terms, idfs, *p_args, terms, *sub_args, *f_args, None]
     statement = sql.bm25_given(t, p_sql, f_sql, *k1_b)
-    return statement, [n, total, terms, idfs, *p_args, terms, list(ids), *f_args, len(ids)]
+    unique = list(dict.fromkeys(ids))  # joined to the postings: each once
+    args = [n, total, terms, idfs, *p_args, terms, sql.json_ids(unique), *f_args, len(unique)]
+    return statement, args
 
 
 def _row_where(filters: Node | None, ids: Sequence[str] | None) -> tuple[str, list[Any]]:

@@ -27,6 +27,7 @@ class EntityReads:
     _by_key: dict[str, tuple[str, np.ndarray]]
     _entities: dict[str, EntityRecord]
     _links: dict[str, list[tuple[int, str, bool]]]
+    _unsequenced: set[str]
     _hubs: set[str]
     _hub_rows: list[tuple[str, str]]
     _hub_rows_of: set[str]
@@ -47,13 +48,25 @@ class EntityReads:
     def _remember_entity(self, row: Sequence[Any], links_max: int) -> str:
         """Keep one entity (``select_entities``' columns, then the seqs and ids of its
         memories and whether each link is own, when it has at most ``links_max`` links); its
-        id."""
+        id. A list without seqs (NULL) is in ``_unsequenced`` until ``_sequence_lists``."""
         entity = _entity_from_row(row[:8])
         self._entities[entity.id] = entity
-        seqs, ids, owns = row[8], row[9], row[10]
+        seqs, ids, owns = row[8], row[9] or [], row[10] or []
         if entity.link_count <= links_max:
-            self._links[entity.id] = list(zip(seqs or [], ids or [], owns or []))
+            if seqs is None:
+                seqs = [None] * len(ids)
+                self._unsequenced.add(entity.id)
+            self._links[entity.id] = list(zip(seqs, ids, owns))
         return entity.id
+
+    def _sequence_lists(self, seqs: dict[str, int]) -> None:
+        """Give the lists read without seqs those of their memories (``seqs``: memory ->
+        seq, of the pool's records); a memory without one (deleted since) is left out."""
+        for entity_id in self._unsequenced:
+            self._links[entity_id] = [
+                (seqs[mid], mid, own) for _, mid, own in self._links[entity_id] if mid in seqs
+            ]
+        self._unsequenced.clear()
 
     def nearest_entities(
         self, scope: Scope, vectors: np.ndarray, k: int, min_similarity: float, exact_scope: bool

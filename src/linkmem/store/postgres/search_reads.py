@@ -7,7 +7,8 @@ ahead with psycopg's pipeline mode:
 0. the ids of the scopes the search covers (the plain store's lookup) and their sizes;
 1. then: the dense top-k, the BM25 scores (all of them when the scopes hold at most
    ``KEYWORD_ALL`` memories, else the top-k) and the entities near the query's entities with their
-   records and, for entities with few links, their memories;
+   records and, for entities with few links, their memories (in links order: the pool's records
+   of 2 give their seqs, ``EntityReads._sequence_lists``);
 2. then, for every memory those can bring into the candidate pool (``S``): records with
    exact cosine, BM25 (unless all are known; from the first read's N, lengths and idfs, so
    only the pool's postings are read: ``sql.bm25_given``), and its links to the hubs among
@@ -22,6 +23,9 @@ When the pool has a second connection free at once, part of each batch runs on i
 read in 1, the records in 2), so two server processes work on one search at the same time;
 otherwise everything goes over one connection, in the same number of round trips. A read
 outside these (another memory's record) takes a round trip of its own.
+
+Rows come in binary (``_binary``: no numbers or arrays written and parsed as text) and the pool's
+ids go as one JSON text (``sql.ID_ROWS``: psycopg dumps a list element by element in Python).
 
 Every answer is the plain store's: each statement returns the rows of the plain statement for
 a superset of the ids (same expressions and ORDER BY, see ``search_sql``), filtered here. A
@@ -85,6 +89,7 @@ class SearchReads(EntityReads):
         self._entities: dict[str, EntityRecord] = {}
         # entity -> (memory seq, memory id, own link)
         self._links: dict[str, list[tuple[int, str, bool]]] = {}
+        self._unsequenced: set[str] = set()  # entities of ``_links`` read without seqs
         # (memory, entity) in entity seq order: the links of the memories of ``_hub_rows_of``
         # to the hubs of ``_hubs`` (``links_among``), and those of the memories of
         # ``_rare_rows_of`` to entities of at most ``plan.hop_max_links`` links (the second
@@ -103,6 +108,7 @@ class SearchReads(EntityReads):
         # read only the pool's postings (``bm25_given``). None: no term was found.
         self._keyword_stats: Sequence[Any] | None = None
         self._records: dict[str, Sequence[Any]] = {}  # raw rows, parsed when asked for
+        self._seqs: dict[str, int] = {}  # memory -> seq, of the records read
         self._fetched: set[str] = set()  # memories whose cosine, BM25 and record are known
         self._scope_ids: list[int] | None = None
         # The query's entity vectors: those of the stored entities its keys find (round trip 0).
@@ -157,6 +163,7 @@ class SearchReads(EntityReads):
             else:
                 self._hubs.add(entity_id)
         self._fetch(sorted(pool), with_entities=True)
+        self._sequence_lists(self._seqs)
 
     def _read_scopes(self) -> tuple[list[int] | None, int]:
         """Round trip 0: the ids of the scopes the search covers (None: every scope) and
@@ -171,9 +178,9 @@ class SearchReads(EntityReads):
         if items or keys:
             with self._conn.pipeline():
                 if items:
-                    sizes = self._conn.execute(q.scope_sizes(self._t, names), values)
+                    sizes = _binary(self._conn, q.scope_sizes(self._t, names), values)
                 if keys:
-                    found = self._conn.execute(q.entities_by_key(self._t, names), [*values, keys])
+                    found = _binary(self._conn, q.entities_by_key(self._t, names), [*values, keys])
         if plan.entities is not None:
             self._by_key = stored_by_key(found.fetchall() if found is not None else [])
             self._entity_vectors = plan.entities.vectors(self._by_key)
@@ -188,7 +195,7 @@ class SearchReads(EntityReads):
         if not ids:
             return
         hubs = sorted(self._hubs) if with_entities else []
-        links = (lambda conn: conn.execute(*q.hub_links(self._t, ids, hubs))) if hubs else None
+        links = (lambda conn: _binary(conn, *q.hub_links(self._t, ids, hubs))) if hubs else None
         records, keyword, rows = self._retried(lambda: self._read_batch(ids, links))
         self._keep(records, keyword, ids)
         for entity_id, memory_ids in rows or []:
@@ -203,7 +210,7 @@ class SearchReads(EntityReads):
         hop = self._plan.hop_max_links
 
         def rare(conn: Any) -> Any:
-            return conn.execute(*q.entities_of_ids(self._t, ids, hop))
+            return _binary(conn, *q.entities_of_ids(self._t, ids, hop))
 
         reached = q.reached(self._t, ids, hop)
         records, keyword, rows = self._retried(lambda: self._read_batch(reached, rare))
@@ -225,6 +232,7 @@ class SearchReads(EntityReads):
         for row in records:
             if row[0] in fresh:
                 self._records[row[0]] = row[:-2]
+                self._seqs[row[0]] = row[-2]
                 if row[-1] is not None:  # in the scope and through the filters
                     self._dense[row[0]] = (float(row[-1]), row[-2])
         if keyword is not None:
@@ -250,7 +258,7 @@ class SearchReads(EntityReads):
         conn, side = self._conn, self._side or self._conn
         with self._pipelines():
             in_scope = self._memory_where(None)
-            records = side.execute(*q.memories_of_ids(self._t, ids, in_scope, self._query))
+            records = _binary(side, *q.memories_of_ids(self._t, ids, in_scope, self._query))
             wanted = self._keyword_stats is not None and not self._keyword_all
             keyword = self._queue_keyword_of(side, ids) if wanted else None
             other = also(conn) if also is not None else None
@@ -290,7 +298,7 @@ class SearchReads(EntityReads):
         conn.execute(sql.ann_settings(), (ef_search(pool),))
         gate = q.exact_scan_gate(self._t, self._scope_ids, pool)
         statement = q.dense_first(self._t, self._memory_where(None), gate, self._query, pool)
-        return conn.execute(*statement)
+        return _binary(conn, *statement)
 
     def _queue_keyword(self, conn: Any, k: int) -> Any:
         """The top ``k`` by BM25, then a row of the statistics (``sql.bm25``)."""
@@ -298,7 +306,7 @@ class SearchReads(EntityReads):
         statement = bm25_statement(
             self._t, self._scope_ids, self._terms, filters, None, k, k1_b, stats=True
         )
-        return conn.execute(*statement)
+        return _binary(conn, *statement)
 
     def _queue_keyword_of(self, conn: Any, ids: q.Ids) -> Any:
         """The BM25 of ``ids`` from the first read's statistics: their postings alone."""
@@ -307,7 +315,7 @@ class SearchReads(EntityReads):
         statement = bm25_given_statement(
             self._t, self._scope_ids, stats, self._plan.filters, ids, k1_b
         )
-        return conn.execute(*statement)
+        return _binary(conn, *statement)
 
     def _queue_near(self, conn: Any) -> Any:
         plan = self._plan
@@ -320,8 +328,11 @@ class SearchReads(EntityReads):
             plan.entity_min_similarity,
             EXACT_ENTITIES,
             self._links_max,
+            # Without seqs when every list is of a specific entity, whose memories the pool
+            # reads with theirs (``_sequence_lists``): no memory lookup per link.
+            seqs=plan.hop_max_links > plan.specific_max_links,
         )
-        return conn.execute(*statement)
+        return _binary(conn, *statement)
 
     def _memory_where(self, ids: list[str] | None) -> q.Where:
         scope_sql, scope_args = in_scopes("m.scope_id", self._scope_ids)
@@ -381,6 +392,12 @@ class SearchReads(EntityReads):
         self._fetch(list(ids))
         rows = self._records
         return [base_record_from_row(rows[i], json.loads(rows[i][2])) for i in ids if i in rows]
+
+
+def _binary(conn: Any, query: str, params: Sequence[Any]) -> Any:
+    """``conn.execute`` with the rows in binary: the server sends numbers and arrays without
+    writing them as text, psycopg reads them without parsing."""
+    return conn.execute(query, params, binary=True)
 
 
 def _positive(rows: list[Sequence[Any]]) -> Ranked:

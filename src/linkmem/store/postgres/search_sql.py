@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from linkmem.store.postgres.entity_sql import select_entities
-from linkmem.store.postgres.sql import MEMORY_COLUMNS, Tables
+from linkmem.store.postgres.sql import ID_ROWS, MEMORY_COLUMNS, Tables, json_ids
 
 Where = tuple[str, list[Any]]
 Statement = tuple[str, list[Any]]
@@ -88,12 +88,19 @@ def dense_first(t: Tables, where: Where, gate: Where, query: str, k: int) -> Sta
 
 
 def nearest_entities_detailed(
-    t: Tables, scope: Where, queries: list[str], k: int, min_sim: float, cap: int, links: int
+    t: Tables,
+    scope: Where,
+    queries: list[str],
+    k: int,
+    min_sim: float,
+    cap: int,
+    links: int,
+    seqs: bool = True,
 ) -> Statement:
     """``nearest_entities_exact`` (at most ``cap`` entities in the scopes) or
     ``nearest_entities_ann`` (more), chosen inside the statement, each row with its entity's
-    record and, when it has at most ``links`` links, its memories (``_detailed``).
-    Rows: ord, id, sim, ``select_entities``' columns, seqs, ids."""
+    record and, when it has at most ``links`` links, its memories (``_detailed``; without
+    their seqs unless ``seqs``). Rows: ord, id, sim, ``DETAILED`` columns."""
     cond, args = scope
     sql = (
         "WITH q AS MATERIALIZED (SELECT vec::vector AS vec, ord FROM unnest(%b::text[]) "
@@ -109,19 +116,19 @@ def nearest_entities_detailed(
         f"(SELECT x.id, x.seq, x.embedding <=> q.vec AS d FROM {t.entities} x WHERE {cond} "
         "ORDER BY x.embedding <=> q.vec LIMIT %s) n "
         "WHERE (SELECT n FROM cnt) > %s AND 1 - n.d >= %s), "
-        f"{_detailed(t, 'SELECT id FROM near')} "
+        f"{_detailed(t, 'SELECT id FROM near', seqs=seqs)} "
         f"SELECT n.ord, n.id, n.sim, {DETAILED} FROM near n JOIN detailed d ON d.id = n.id "
         "ORDER BY n.ord, n.key, n.seq"
     )
     return sql, [queries, *args, cap + 1, cap, *args, min_sim, k, *args, k, cap, min_sim, links]
 
 
-#: ``= ANY`` of a ``%b`` text array that the planner does not look into: with the array's
-#: values it estimates each one's selectivity, 5.1 ms of planning for a 2,000-memory pool
-#: (0.6 ms this way, the same plan and execution time; 40 searches of the 10k scope, mean
-#: planning 2.2 -> 0.6 ms). Not for an array compared row by row (BM25's ``h.memory``):
-#: only an array the planner sees is hashed (2.0 -> 20.5 ms).
-UNSEEN_IDS = "ANY(ARRAY(SELECT unnest(%b::text[])))"
+#: ``= ANY`` of ids (``ID_ROWS``, a JSON text) that the planner does not look into: with an
+#: array's values it estimates each one's selectivity, 5.1 ms of planning for a 2,000-memory
+#: pool (0.6 ms this way, the same plan and execution time; 40 searches of the 10k scope,
+#: mean planning 2.2 -> 0.6 ms). Not for ids compared row by row (BM25's ``h.memory``):
+#: only an array the planner sees is hashed (2.0 -> 20.5 ms); a join is (``sql.bm25_given``).
+UNSEEN_IDS = f"ANY(ARRAY(SELECT {ID_ROWS}))"
 
 
 def entities_of_ids(t: Tables, ids: Ids, links: int) -> Statement:
@@ -134,7 +141,7 @@ def entities_of_ids(t: Tables, ids: Ids, links: int) -> Statement:
     ``links`` links is one without a ``link_counts`` row of more (an anti-join: 40 searches,
     mean 9.1 -> 7.5 ms against a join to every link's count). Rows: memories of ``ids``,
     ``DETAILED`` columns."""
-    ids_sql, ids_args = id_array(ids)
+    ids_sql, ids_args = id_array(ids, seen=True)
     return (
         f"WITH l AS MATERIALIZED (SELECT k.memory, k.entity FROM {t.links} k "
         f"WHERE k.memory = ANY({ids_sql}) AND NOT EXISTS (SELECT 1 FROM {t.link_counts} c "
@@ -157,7 +164,7 @@ def hub_links(t: Tables, ids: list[str], hubs: list[str]) -> Statement:
         f"SELECT k.entity, array_agg(k.memory ORDER BY k.memory) FROM {t.links} k "
         f"JOIN {t.entities} e ON e.id = k.entity WHERE k.memory = {UNSEEN_IDS} "
         "AND k.entity = ANY(%s::text[]) GROUP BY e.seq, k.entity ORDER BY e.seq",
-        [ids, hubs],
+        [json_ids(ids), hubs],
     )
 
 
@@ -173,10 +180,13 @@ def reached(t: Tables, sources: list[str], links: int) -> Ids:
     )
 
 
-def id_array(ids: Ids) -> tuple[str, list[Any]]:
-    """A text array of memory ids: a list (sent in binary) or a subquery (``reached``)."""
+def id_array(ids: Ids, seen: bool = False) -> tuple[str, list[Any]]:
+    """A text array of memory ids: a list or a subquery (``reached``). A list is sent as JSON
+    (``ID_ROWS``: the planner reads it as few ids, an index scan of their rows), or when
+    ``seen`` in binary, values the planner sees (``entities_of_ids``: with unseen ids it
+    hashed all of ``link_counts`` for its anti-join, 0.26 -> 0.73 ms in 100-memory scopes)."""
     if isinstance(ids, list):
-        return "%b::text[]", [ids]
+        return ("%b::text[]", [ids]) if seen else (f"ARRAY(SELECT {ID_ROWS})", [json_ids(ids)])
     sub, args = ids
     return f"ARRAY({sub})", args
 
@@ -188,21 +198,31 @@ DETAILED = (
 )
 
 
-def _detailed(t: Tables, ids_sql: str, by_key: bool = False) -> str:
+def _detailed(t: Tables, ids_sql: str, by_key: bool = False, seqs: bool = True) -> str:
     """CTEs ``records`` (``select_entities`` once per entity of ``ids_sql``, with the
     entity's seq as ``entity_seq``) and ``detailed``: each record with, when it has at most
     ``%s`` links, the rows of ``memories_of_entities`` for it as three arrays in memory seq
     order (seqs, ids, and whether each link is own); NULLs for more links. ``by_key``: the
-    ids as an array (``= ANY(ARRAY(...))``), which the planner reads as few."""
+    ids as an array (``= ANY(ARRAY(...))``), which the planner reads as few. Without
+    ``seqs``: NULL seqs, the ids and owns in the links' order, read from the links' index
+    alone: ``SearchReads`` takes them from the pool's records (``_sequence_lists``)."""
     where = f"e.id = ANY(ARRAY({ids_sql}))" if by_key else f"e.id IN ({ids_sql})"
     records = select_entities(t, where, ", e.seq AS entity_seq")
+    if seqs:
+        lists = (
+            "SELECT array_agg(m.seq ORDER BY m.seq) AS seqs, array_agg(m.id ORDER BY m.seq) "
+            f"AS ids, array_agg(l2.own ORDER BY m.seq) AS owns FROM {t.links} l2 "
+            f"JOIN {t.mem} m ON m.id = l2.memory"
+        )
+    else:
+        lists = (
+            "SELECT NULL::bigint[] AS seqs, array_agg(l2.memory) AS ids, "
+            f"array_agg(l2.own) AS owns FROM {t.links} l2"
+        )
     return (
         f"records AS MATERIALIZED ({records}), "
         "detailed AS (SELECT r.*, a.seqs, a.ids, a.owns FROM records r LEFT JOIN LATERAL "
-        "(SELECT array_agg(m.seq ORDER BY m.seq) AS seqs, array_agg(m.id ORDER BY m.seq) AS ids, "
-        "array_agg(l2.own ORDER BY m.seq) AS owns "
-        f"FROM {t.links} l2 JOIN {t.mem} m ON m.id = l2.memory "
-        "WHERE l2.entity = r.id AND r.link_count <= %s) a ON TRUE)"
+        f"({lists} WHERE l2.entity = r.id AND r.link_count <= %s) a ON TRUE)"
     )
 
 
