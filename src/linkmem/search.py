@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from itertools import compress, repeat
 from typing import Any
@@ -18,9 +18,9 @@ from linkmem.entities.boost import EntitySignal, MatchedEntities, match_entities
 from linkmem.entities.hop import hop_targets
 from linkmem.errors import InvalidInput
 from linkmem.filters import Node
-from linkmem.rank.fusion import NO_BOOST, Fusion, fuse_arrays
+from linkmem.rank.fusion import NO_BOOST, Fusion, rank
 from linkmem.rank.terms import query_terms
-from linkmem.rank.time_boost import Dated, rescore_by_time
+from linkmem.rank.time_boost import Dated, query_time, rescore_asked
 from linkmem.store.base import Store
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import Hit, MemoryRecord, Scope, ScoreParts
@@ -139,7 +139,8 @@ def _search(
 ) -> list[Hit]:
     scores = _Scores(request, store, plan, config)
     # What needs no query vector, while the embedding runs: BM25, the matched entities, the
-    # BM25 of the memories they pull in, their hubs' links to these.
+    # BM25 of the memories they pull in, their hubs' links to these, what the question asks
+    # about time.
     scores.keyword.update(_keyword(request, store, plan.terms, plan.pool))
     matched = _matched_entities(request, store, plan, config)
     widen = matched.widen if matched is not None else set()
@@ -147,29 +148,32 @@ def _search(
     if matched is not None:
         matched.read_hub_links(store, scores.keyword)
     scores.prepare(set(scores.keyword) | widen)
+    asked = query_time(request.query) if request.signals.time else None
+    # Only the best results are ranked and listed: those kept, the hop's sources, and those
+    # the time signal reads.
+    head = max(request.top_k, config.hop_sources, config.time_depth if asked else 0)
     scores.dense.update(_dense(request, store, plan.vector, plan.pool))  # waits for the vector
     entities = EntitySignal()
     if matched is not None:
         matched.read_hub_links(store, scores.dense)
         entities = matched.signal(config)
-    candidates = set(scores.dense) | set(scores.keyword) | entities.widen
-    scored = scores.fuse(candidates, entities.boosts)
+    scored = scores.fuse(entities.widen, entities.boosts, head=head)
     if matched is not None:
         hops = hop_targets([mid for mid, _ in scored], entities.matched, store, config)
         if hops:
-            scored = scores.fuse(candidates | set(hops), entities.boosts, hops)
+            scored = scores.fuse(entities.widen, entities.boosts, hops, head)
     records = _RecordReads(store)
     time_boosts: dict[str, float] = {}
-    if request.signals.time:
-        scored, time_boosts = rescore_by_time(request.query, scored, records.dated, config)
+    if asked is not None:
+        scored, time_boosts = rescore_asked(asked, scored, records.dated, config)
     if request.threshold is not None:
         scored = [(mid, score) for mid, score in scored if score >= request.threshold]
     scored = scored[: request.top_k]
     records.get([mid for mid, _ in scored])
-    hits = [(records[mid], score, scores.parts(mid)) for mid, score in scored if mid in records]
     return [
-        Hit(r, score, replace(parts, score=score, time_boost=time_boosts.get(r.id, 0.0)))
-        for r, score, parts in hits
+        Hit(records[mid], score, scores.parts(mid, score, time_boosts.get(mid, 0.0)))
+        for mid, score in scored
+        if mid in records
     ]
 
 
@@ -215,12 +219,16 @@ Cosines = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 @dataclass(frozen=True)
 class _Known:
-    """The candidates known before the query's vector (``ids``: ``members`` listed), their raw BM25
-    and a function of the vector that gives their cosines (``SearchReads.cosines_of``)."""
+    """The candidates known before the query's vector (``ids``: ``members`` listed), their raw
+    BM25 and its terms of the fused score (``Fusion.bm25_terms``), each id's index in ``ids``
+    (``rows``), and a function of the vector that gives their cosines
+    (``SearchReads.cosines_of``)."""
 
     members: set[str]
     ids: list[str]
     bm25: np.ndarray
+    bm25_terms: np.ndarray
+    rows: dict[str, int]
     cosines: Cosines
 
 
@@ -241,7 +249,7 @@ class _Scores:
     _known: _Known | None = None
     # The last fuse's candidates, cosines and BM25; each id's row in them.
     _fused: tuple[list[str], np.ndarray, np.ndarray] | None = None
-    _row: dict[str, int] | None = None
+    _row: Mapping[str, int] | None = None
 
     def complete_keyword(self, candidates: set[str]) -> None:
         """BM25 for every candidate, so no score depends on whether it made the keyword top-N."""
@@ -251,33 +259,40 @@ class _Scores:
 
     def prepare(self, known: set[str]) -> None:
         """Before the query's vector: the candidates known so far (the keyword top-N and the
-        memories the entities pull in), their BM25, and their rows when the store
-        looks cosines up (``cosines_of``), so ``fuse`` gathers only the newcomers' scores."""
+        memories the entities pull in), their BM25 and its terms of the fused score, their
+        rows when the store looks cosines up (``cosines_of``), so ``fuse`` gathers only the
+        newcomers' scores."""
         cosines_of = getattr(self.store, "cosines_of", None)
         ids = list(known)
         cosines = cosines_of(ids) if cosines_of is not None else None
         if cosines is not None:
             bm25 = np.fromiter(map(self.keyword.get, ids, repeat(0.0)), np.float64, len(ids))
-            self._known = _Known(known, ids, bm25, cosines)
+            terms = self._fusion.bm25_terms(bm25)
+            rows = dict(zip(ids, range(len(ids))))
+            self._known = _Known(known, ids, bm25, terms, rows, cosines)
 
     def fuse(
         self,
-        candidates: set[str],
+        widen: set[str],
         boosts: dict[str, tuple[float, str]],
         hops: dict[str, str] | None = None,
+        head: int | None = None,
     ) -> Ranked:
-        """Every candidate's fused score, best first."""
+        """The candidates' fused scores, best first (only the ``head`` best when given): the
+        dense and keyword top-N, the memories the entities pull in (``widen``), the hop's
+        targets (``hops``: memory id -> the entity followed)."""
         self.boosts, self.hops = boosts, hops or {}
         known = self._known
-        if known is None or not known.members <= candidates:
+        if known is None:
+            candidates = set(self.dense) | set(self.keyword) | widen | self.hops.keys()
             ids, dense, bm25 = self._gather(candidates)
-        else:
-            ids, dense, bm25 = self._gather_known(known, candidates)
+            terms, rows = self._fusion.bm25_terms(bm25), None
+        else:  # known.members holds the keyword top-N and ``widen``
+            ids, dense, bm25, terms, rows = self._gather_known(known)
         if not self.request.signals.dense:
             dense = np.zeros(len(ids))
-        self._fused, self._row = (ids, dense, bm25), None
-        n_terms = len(self.plan.terms)
-        return fuse_arrays(ids, dense, bm25, n_terms, boosts, self.config, hops)
+        self._fused, self._row = (ids, dense, bm25), rows
+        return rank(self._fusion, ids, dense, terms, boosts, hops, rows, head)
 
     def _gather(self, candidates: set[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
         """The candidates with a cosine (dense scoring checked scope and filters), with their
@@ -288,14 +303,27 @@ class _Scores:
         return ids, self._dense_of(ids), self._keyword_of(ids)
 
     def _gather_known(
-        self, known: _Known, candidates: set[str]
-    ) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """``_gather`` from the known candidates' arrays and the newcomers' reads."""
-        new_ids, new_dense, new_bm25 = self._gather(candidates - known.members)
+        self, known: _Known
+    ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, Mapping[str, int]]:
+        """``_gather`` from the known candidates' arrays and the newcomers' reads (the dense
+        top-N's and the hop's targets not known), with the BM25 terms and each id's row."""
+        members, dense = known.members, self.dense
+        newcomers = {mid for mid in dense if mid not in members}
+        newcomers.update(mid for mid in self.hops if mid not in members)
+        new_ids, new_dense, new_bm25 = self._gather(newcomers)
         cosines, found = known.cosines(self.plan.vector)
-        ids = list(compress(known.ids, found.tolist())) + new_ids
-        dense = np.concatenate([cosines, new_dense])
-        return ids, dense, np.concatenate([known.bm25[found], new_bm25])
+        ids, bm25, terms, rows = known.ids, known.bm25, known.bm25_terms, known.rows
+        if not found.all():  # some known ids out of the scope's matrices
+            ids = list(compress(ids, found.tolist()))
+            bm25, terms, rows = bm25[found], terms[found], dict(zip(ids, range(len(ids))))
+        if new_ids:
+            rows = dict(rows)
+            rows.update(zip(new_ids, range(len(ids), len(ids) + len(new_ids))))
+            ids = ids + new_ids
+            cosines = np.concatenate([cosines, new_dense])
+            new_terms = self._fusion.bm25_terms(new_bm25)
+            bm25, terms = np.concatenate([bm25, new_bm25]), np.concatenate([terms, new_terms])
+        return ids, cosines, bm25, terms, rows
 
     def _dense_of(self, ids: list[str]) -> np.ndarray:
         return np.fromiter(map(self.dense.__getitem__, ids), np.float64, len(ids))
@@ -303,18 +331,21 @@ class _Scores:
     def _keyword_of(self, ids: list[str]) -> np.ndarray:
         return np.fromiter(map(self.keyword.get, ids, repeat(0.0)), np.float64, len(ids))
 
-    def parts(self, memory_id: str) -> ScoreParts:
-        """The parts of one result's score, as the last ``fuse`` computed it."""
+    def parts(self, memory_id: str, score: float, time_boost: float = 0.0) -> ScoreParts:
+        """The parts of one result's ``score`` (fused by the last ``fuse``, then ``time_boost``
+        added)."""
         assert self._fused is not None, "parts of a fused candidate"
         ids, dense, bm25 = self._fused
         if self._row is None:
             self._row = dict(zip(ids, range(len(ids))))
         row = self._row[memory_id]
-        return self._fusion.parts(
+        return self._fusion.explained(
             dense[row].item(),
             bm25[row].item(),
             self.boosts.get(memory_id, NO_BOOST),
             self.hops.get(memory_id),
+            score,
+            time_boost,
         )
 
     @cached_property

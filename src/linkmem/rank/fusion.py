@@ -118,12 +118,15 @@ class EntityBoosts(dict[str, tuple[float, str]]):
         """Gate each name's boost by its margin in ``text`` (candidate id -> text score)."""
         self.gate_scored(list(text), np.fromiter(text.values(), np.float64, len(text)))
 
-    def gate_scored(self, ids: list[str], text: np.ndarray) -> None:
+    def gate_scored(
+        self, ids: list[str], text: np.ndarray, rows: Mapping[str, int] | None = None
+    ) -> None:
         """``gate_names`` of the candidates ``ids`` (distinct), whose text scores are ``text``:
-        maxima over arrays, the same values as over the mapping."""
+        maxima over arrays, the same values as over the mapping. ``rows``: each of ``ids``'s
+        index in it, when the caller has them (built before the query's vector)."""
         if not self._names or not ids:
             return
-        row = dict(zip(ids, range(len(ids))))
+        row = rows if rows is not None else dict(zip(ids, range(len(ids))))
         gates = []
         for _, _, memory_ids in self._names:
             own = np.zeros(len(ids), dtype=bool)
@@ -207,6 +210,23 @@ class Fusion:
         bm25, hop, total = self._components(dense, bm25_raw, boost[0], hop_entity)
         return ScoreParts(dense, bm25_raw, bm25, boost[0], boost[1], total, hop, hop_entity)
 
+    def explained(
+        self,
+        dense: float,
+        bm25_raw: float,
+        boost: Boost,
+        hop_entity: str | None,
+        score: float,
+        time_boost: float,
+    ) -> ScoreParts:
+        """``parts`` with the result's final ``score`` (after the time signal) and its
+        ``time_boost``: one ``ScoreParts`` built, not ``parts`` and a replaced copy."""
+        bm25 = self._squash(bm25_raw)
+        hop = self._hop_weight * calibrated_cosine(dense, self._scale) if hop_entity else 0.0
+        return ScoreParts(
+            dense, bm25_raw, bm25, boost[0], boost[1], score, hop, hop_entity, time_boost
+        )
+
     def score(
         self, dense: float, bm25_raw: float, boost: Boost, hop_entity: str | None = None
     ) -> float:
@@ -239,7 +259,16 @@ class Fusion:
 
     def texts(self, cosines: np.ndarray, bm25_raw: np.ndarray) -> np.ndarray:
         """``text`` of each result, from its calibrated cosine (``cosines``) and raw BM25."""
-        return self._dense_weight * cosines + self._bm25_weight * self._squash.many(bm25_raw)
+        return self.texts_of_terms(cosines, self.bm25_terms(bm25_raw))
+
+    def texts_of_terms(self, cosines: np.ndarray, bm25_terms: np.ndarray) -> np.ndarray:
+        """``texts`` from the BM25 terms (``bm25_terms``)."""
+        return self._dense_weight * cosines + bm25_terms
+
+    def bm25_terms(self, bm25_raw: np.ndarray) -> np.ndarray:
+        """The BM25 term of each result's ``text`` (a search computes the candidates known
+        before the query's vector ahead, ``rank``)."""
+        return self._bm25_weight * self._squash.many(bm25_raw)
 
     def totals(
         self, text: np.ndarray, cosines: np.ndarray, boost: np.ndarray, hopped: np.ndarray
@@ -265,20 +294,52 @@ def fuse_arrays(
     scores. Scored as arrays, each step the same float64 operation as ``Fusion.score``'s, so
     the scores are its bit for bit."""
     fusion = Fusion(n_query_terms, config)
+    return rank(fusion, ids, dense, fusion.bm25_terms(bm25_raw), boosts, hops)
+
+
+def rank(
+    fusion: Fusion,
+    ids: list[str],
+    dense: np.ndarray,
+    bm25_terms: np.ndarray,
+    boosts: Mapping[str, tuple[float, str]],
+    hops: Mapping[str, str] | None = None,
+    rows: Mapping[str, int] | None = None,
+    head: int | None = None,
+) -> list[tuple[str, float]]:
+    """``fuse_arrays`` from the candidates' BM25 terms (``Fusion.bm25_terms``, which a search
+    computes before the query's vector) and, when given, each id's index in ``ids``
+    (``rows``); ``head``: only the best ``head`` results (the same as the first ``head`` of
+    all of them), so the others are never sorted or listed."""
     n = len(ids)
     cosines = fusion.cosines(dense)
-    text = fusion.texts(cosines, bm25_raw)
+    text = fusion.texts_of_terms(cosines, bm25_terms)
     if isinstance(boosts, EntityBoosts):
-        boosts.gate_scored(ids, text)
+        boosts.gate_scored(ids, text, rows)
     boost = np.fromiter(map(_first, map(boosts.get, ids, repeat(NO_BOOST))), np.float64, n)
     hopped = np.zeros(n, dtype=bool)
     if hops:
         hopped = np.fromiter(map(bool, map(hops.get, ids)), bool, n)
     total = fusion.totals(text, cosines, boost, hopped)
-    order = np.argsort(-total, kind="stable")
+    order = _best_first(total, head)
     ranked, best = list(map(ids.__getitem__, order.tolist())), total[order]
     _ties_by_id(ranked, best)
+    if head is not None:
+        del ranked[head:]
+        best = best[:head]
     return list(zip(ranked, best.tolist(), strict=True))
+
+
+def _best_first(total: np.ndarray, head: int | None) -> np.ndarray:
+    """The indices of ``total``, best first (a stable sort: equal totals in index order); with
+    ``head``, only those of the ``head`` best and of any equal to the worst of them, which are
+    the full order's first ones (ties at the cut are all kept, for ``_ties_by_id``)."""
+    n = len(total)
+    if head is None or head >= n:
+        return np.argsort(-total, kind="stable")
+    cut = np.partition(total, n - head)[n - head]  # the head-th best total
+    top = np.flatnonzero(total >= cut)
+    return top[np.argsort(-total[top], kind="stable")]
 
 
 def _ties_by_id(ranked: list[str], scores: np.ndarray) -> None:

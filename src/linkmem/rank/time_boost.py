@@ -81,7 +81,20 @@ def rescore_by_time(
     best first again, and the boosts (before the scaling, as ``ScoreParts`` shows the other
     boosts); unchanged when the query asks nothing about time."""
     asked = query_time(query)
-    if asked is None or not scored:
+    if asked is None:
+        return scored, {}
+    return rescore_asked(asked, scored, get_memories, config)
+
+
+def rescore_asked(
+    asked: QueryTime,
+    scored: Ranked,
+    get_memories: Callable[[Sequence[str]], Sequence[Dated]],
+    config: RetrievalConfig,
+) -> tuple[Ranked, dict[str, float]]:
+    """``rescore_by_time`` of a question whose time is ``asked`` (``query_time``: a search
+    reads it before the query's vector)."""
+    if not scored:
         return scored, {}
     head, tail = scored[: config.time_depth], scored[config.time_depth :]
     boosts = time_boosts(asked, get_memories([mid for mid, _ in head]), config)
