@@ -133,6 +133,12 @@ NAME_CONNECTORS: frozenset[str] = frozenset(
     "of the for in & de da del della di van von der le la du".split()
 )
 
+#: NER labels of names that a detached inner word splits ("Leo to Lisbon" read as one ORG),
+#: and the parts of speech of such a word: a preposition, or a verb ("Maria adopting Coco").
+#: Titles keep theirs (WORK_OF_ART "Road to Perdition", "Murder on the Orient Express").
+SPLIT_LABELS: frozenset[str] = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP"})
+DETACHED_POS: frozenset[str] = frozenset({"ADP", "SCONJ", "VERB"})
+
 #: Month and weekday names: a name only when nothing around them reads as a date.
 CALENDAR_WORDS: frozenset[str] = frozenset(
     """

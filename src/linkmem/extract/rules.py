@@ -142,16 +142,31 @@ def _trim(toks: list[Token]) -> list[Token]:
 
 
 def ner_candidates(doc: Doc) -> Iterator[Candidate]:
-    """Named entities with a kept label, split at "and"/"or"/commas, trimmed and filtered."""
+    """Named entities with a kept label, split at "and"/"or"/commas and at a detached inner
+    word (:func:`_detached`), trimmed and filtered."""
     for ent in doc.ents:
         if ent.label_ not in lx.KEEP_LABELS:
             continue
-        for part in _split_at_conjunction(list(ent)):
+        for part in _name_parts(list(ent), detach=ent.label_ in lx.SPLIT_LABELS):
             toks = _trim(strip_greeting(part))
             if is_vocative(toks) or _reply_opener(toks):
                 continue
             if toks and _acceptable_name(toks, named=ent.label_ == "PERSON"):
                 yield make(doc, toks, EntityKind.PROPER, NER)
+
+
+def _name_parts(toks: list[Token], *, detach: bool) -> Iterator[list[Token]]:
+    """The entity cut at detached words (when ``detach``), then at conjunctions; a part
+    after a detached "on"/"in" that reads as a date goes ("the Fleece on Sat 13/1")."""
+    chunks: list[tuple[Token | None, list[Token]]] = [(None, [])]
+    for tok in toks:
+        if detach and _detached(tok, toks):
+            chunks.append((tok, []))
+        else:
+            chunks[-1][1].append(tok)
+    for cue, chunk in chunks:
+        if cue is None or not _dated(cue, chunk):
+            yield from _split_at_conjunction(chunk)
 
 
 def _split_at_conjunction(toks: list[Token]) -> Iterator[list[Token]]:
@@ -163,6 +178,28 @@ def _split_at_conjunction(toks: list[Token]) -> Iterator[list[Token]]:
         else:
             part.append(tok)
     yield part
+
+
+def _detached(tok: Token, toks: list[Token]) -> bool:
+    """A lower-case preposition or verb inside an entity that the parser hangs outside it,
+    after a capitalised word and before another: the NER ran two names together ("We took
+    Leo to Lisbon" gives one ORG "Leo to Lisbon", "to" hanging from "took"). A name's own
+    "of" or "to" hangs inside it ("Bank of America", "University of Porto")."""
+    first, last = toks[0].i, toks[-1].i
+    if not first < tok.i < last or tok.pos_ not in lx.DETACHED_POS or not tok.text.islower():
+        return False
+    doc = tok.doc
+    before = doc[tok.i - 1]
+    if first <= tok.head.i <= last or not (tok.whitespace_ and before.whitespace_):
+        return False  # hangs inside, or joined by hyphens ("Stratford-upon-Avon")
+    after = doc[tok.i + 1 : last + 1]
+    return before.text[:1].isupper() and any(t.text[:1].isupper() for t in after)
+
+
+def _dated(cue: Token, chunk: list[Token]) -> bool:
+    return cue.lower_ in lx.TEMPORAL_CUES and any(
+        t.like_num or t.lower_ in lx.CALENDAR_WORDS for t in chunk
+    )
 
 
 def _acceptable_name(toks: list[Token], *, named: bool) -> bool:
