@@ -16,7 +16,7 @@ from search_reads_cases import QUERIES, SMALL_POOL, all_results, plain_reads, re
 
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
-from linkmem.store.postgres import search_reads
+from linkmem.store.postgres import connection, search_reads
 from linkmem.types import Scope
 
 pytestmark = pytest.mark.postgres
@@ -103,6 +103,9 @@ def test_same_results_on_two_connections(
     """With a second pooled connection free, part of each batch runs on it; with fewer
     ``KEYWORD_ALL`` than matching memories, BM25 of the pool is read in the second batch."""
     monkeypatch.setattr(search_reads, "KEYWORD_ALL", keyword_all)
+    # The spare is free here, but on a loaded machine the pool may take longer than the 1 ms
+    # a search waits for it (one failure at load ~5): wait as long as it takes.
+    monkeypatch.setattr(connection, "SPARE_WAIT", 5.0)
     memory = seeded_memory(pg_dsn, connections=2, **SMALL_POOL)
     seen: list[tuple[bool, bool]] = []
     fetch_first = search_reads.SearchReads.fetch_first
