@@ -1,6 +1,7 @@
 """A search after the query's vector ranks and lists only its best results (``rank``'s
-``head``), adds the BM25 terms of the candidates known before the vector, and builds each
-result's parts once (``Fusion.explained``): the same results as the full ranking."""
+``head``), adds the BM25 terms of the candidates known before the vector, builds each
+result's parts once (``Fusion.explained``) and the hubs' boosts from weights computed before
+the vector: the same results as the full ranking and the one-pass boosts."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from search_reads_cases import CASES, QUERIES, SMALL_POOL, results, seeded_sqlit
 
 import linkmem.search
 from linkmem.config import RetrievalConfig
+from linkmem.entities.boost import MatchedEntities, match_entities
 from linkmem.rank import time_boost
 from linkmem.rank.fusion import NO_BOOST, EntityMatch, Fusion, best_boosts, fuse_arrays, rank
+from linkmem.types import Scope
 
 
 def _candidates(seed: int) -> tuple[list[str], np.ndarray, np.ndarray, list[EntityMatch]]:
@@ -114,3 +117,31 @@ def test_searches_rank_only_their_head_as_the_full_ranking(
         assert [results(memory, q, **case) for q in queries for case in CASES] == cut
     assert sum(map(len, cut)) > 200
     assert {10, 40, 200} <= set(heads)
+
+
+def test_hubs_weighed_before_the_vector_boost_as_the_one_pass(tmp_path: Path) -> None:
+    """The hubs' boosts computed before the query's vector (``match_entities``), their links
+    read in two parts: each memory's boost, the names' gating and the widened memories are
+    those of the matches weighed after the links (``best_boosts``)."""
+    config = replace(RetrievalConfig(), entity_pool_max_links=6)
+    with seeded_sqlite(tmp_path / "m.db") as memory:
+        store, scope = memory.store, Scope(user_id="alice")
+        ids = [r["id"] for r in memory.get_all(user_id="alice", limit=200)["results"]]
+        vectors = memory.embedder.embed_batch(["Max", "Lisbon", "Ana Lopez", "Person3", "Rare1"])
+        seen = 0
+        for query in range(1, 6):
+            matched = match_entities(np.asarray(vectors[:query]), scope, store, config)
+            plain = MatchedEntities(
+                matched.similarity, matched.specific, matched.hubs, matched.widen
+            )
+            for entities in (matched, plain):
+                entities.read_hub_links(store, ids[: 10 * query])
+                entities.read_hub_links(store, ids[40:70])
+            weighed, reference = matched.signal(config), plain.signal(config)
+            text = {mid: (hash(mid) % 97) / 97 for mid in ids}
+            for boosts in (weighed.boosts, reference.boosts):
+                boosts.gate_names(text)
+            assert dict(weighed.boosts) == dict(reference.boosts)
+            assert (weighed.widen, weighed.matched) == (reference.widen, reference.matched)
+            seen += len(matched.hubs) > 0 and len(weighed.boosts) > 0
+        assert seen

@@ -9,7 +9,14 @@ import numpy as np
 
 from linkmem.config import RetrievalConfig
 from linkmem.extract.base import EntityKind
-from linkmem.rank.fusion import BoostKinds, EntityMatch, best_boosts
+from linkmem.rank.fusion import (
+    BoostKinds,
+    EntityBoosts,
+    EntityMatch,
+    best_boosts,
+    entity_boost,
+    is_name,
+)
 from linkmem.store.base import Store
 from linkmem.types import EntityRecord, Scope
 
@@ -43,7 +50,9 @@ def match_entities(
     linked = store.memories_of_entities([e.id for e in specific])
     matches = [_match(e, similarity, linked.get(e.id, [])) for e in specific]
     widen = {mid for m in matches for mid in m.memory_ids}
-    return MatchedEntities(similarity, matches, hubs, widen, BoostKinds.of(matches, config))
+    kinds = BoostKinds.of(matches, config)
+    weights = {i: _weight(_match(e, similarity, []), config) for i, e in hubs.items()}
+    return MatchedEntities(similarity, matches, hubs, widen, kinds, weights)
 
 
 class MatchedEntities:
@@ -58,11 +67,14 @@ class MatchedEntities:
         hubs: dict[str, EntityRecord],
         widen: set[str],
         specific_boosts: BoostKinds | None = None,
+        hub_weights: dict[str, tuple[float, bool]] | None = None,
     ) -> None:
         self.similarity = similarity
         self.specific = specific
-        # The specific entities' boosts, built before the query's vector (``best_boosts``).
+        # The specific entities' boosts, built before the query's vector (``best_boosts``),
+        # and each hub's boost and whether it is a name (``_weight``), which need no links.
         self._specific_boosts = specific_boosts
+        self._hub_weights = hub_weights
         self.hubs = hubs
         self.widen = widen
         self._asked: set[str] = set()
@@ -86,6 +98,13 @@ class MatchedEntities:
             return EntitySignal()
         assert self._hub_links_read, "read_hub_links first: the hubs boost the candidates"
         linked = self._hub_links
+        if self._specific_boosts is not None and self._hub_weights is not None:
+            weights = self._hub_weights
+            kinds = BoostKinds.weighed(
+                (*weights[i], e.text, linked[i]) for i, e in self.hubs.items() if i in linked
+            )
+            boosts = EntityBoosts(self._specific_boosts.then(kinds), config)  # ``best_boosts``
+            return EntitySignal(boosts, self.widen, frozenset(self.similarity))
         hubs = [_match(e, self.similarity, linked[i]) for i, e in self.hubs.items() if i in linked]
         if self._specific_boosts is None:
             boosts = best_boosts(self.specific + hubs, config)
@@ -112,6 +131,11 @@ def _similar_entities(
         for entity_id, sim in entity_hits:
             similarity[entity_id] = max(sim, similarity.get(entity_id, 0.0))
     return similarity
+
+
+def _weight(match: EntityMatch, config: RetrievalConfig) -> tuple[float, bool]:
+    """An entity's boost and whether it is a name (``BoostKinds.weighed``)."""
+    return entity_boost(match, config), is_name(match, config)
 
 
 def _match(

@@ -77,11 +77,18 @@ class BoostKinds:
 
     @classmethod
     def of(cls, matches: Iterable[EntityMatch], config: RetrievalConfig) -> BoostKinds:
+        return cls.weighed(
+            (entity_boost(m, config), is_name(m, config), m.text, m.memory_ids) for m in matches
+        )
+
+    @classmethod
+    def weighed(cls, entities: Iterable[tuple[float, bool, str, Iterable[str]]]) -> BoostKinds:
+        """``of`` the entities' (boost, whether a name, text, memory ids): the boosts computed
+        earlier (a search weighs its hubs before the query's vector, their links after)."""
         topics: list[tuple[float, str, list[str]]] = []
         names: list[tuple[float, str, list[str]]] = []
-        for match in matches:
-            kind = names if is_name(match, config) else topics
-            kind.append((entity_boost(match, config), match.text, list(match.memory_ids)))
+        for boost, name, text, memory_ids in entities:
+            (names if name else topics).append((boost, text, list(memory_ids)))
         return cls(topics, names, _best_of(topics))
 
     def then(self, later: BoostKinds) -> BoostKinds:
@@ -142,7 +149,9 @@ class EntityBoosts(dict[str, tuple[float, str]]):
         """Each memory's best boost, the first entity (topics, then names) that gave it; a
         boost of 0 boosts nothing."""
         self.clear()
-        self.update(_after(self._topic_best, _best_of(names)))
+        self.update(self._topic_best)  # ``_after`` into this dict, not into a copy first
+        get, later = self._topic_best.get, _best_of(names)
+        self.update({m: b for m, b in later.items() if b[0] > get(m, NO_BOOST)[0]})
 
 
 def _best_of(entities: list[tuple[float, str, list[str]]]) -> dict[str, tuple[float, str]]:
