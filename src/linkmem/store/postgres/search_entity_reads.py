@@ -6,7 +6,8 @@ store)."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,8 @@ import numpy as np
 from linkmem.store.postgres.entities import _entity_from_row
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import EntityRecord, Scope
+
+_first = itemgetter(0)
 
 
 class EntityReads:
@@ -59,13 +62,15 @@ class EntityReads:
             self._links[entity.id] = list(zip(seqs, ids, owns))
         return entity.id
 
-    def _sequence_lists(self, seqs: dict[str, int]) -> None:
-        """Give the lists read without seqs those of their memories (``seqs``: memory ->
-        seq, of the pool's records); a memory without one (deleted since) is left out."""
+    def _sequence_lists(self, rows: Mapping[str, Sequence[Any]]) -> None:
+        """Give the lists read without seqs those of their memories (``rows``: memory -> its
+        row, seq second to last, of the pool's records), each list in seq order (a stable
+        sort: ``memories_of_entities``); a memory without one (deleted since) is left out."""
         for entity_id in self._unsequenced:
-            self._links[entity_id] = [
-                (seqs[mid], mid, own) for _, mid, own in self._links[entity_id] if mid in seqs
-            ]
+            links = self._links[entity_id]
+            self._links[entity_id] = sorted(
+                [(rows[mid][-2], mid, own) for _, mid, own in links if mid in rows], key=_first
+            )
         self._unsequenced.clear()
 
     def nearest_entities(
@@ -101,19 +106,17 @@ class EntityReads:
     ) -> dict[str, list[str]]:
         if not set(entity_ids) <= self._links.keys():
             return self._store.memories_of_entities(entity_ids, own_only)
-        rows = sorted(
-            (
-                (seq, eid, mid)
-                for eid in dict.fromkeys(entity_ids)
-                for seq, mid, own in self._links[eid]
-                if own or not own_only
-            ),
-            key=lambda row: row[0],
-        )
-        out: dict[str, list[str]] = defaultdict(list)
-        for _, eid, mid in rows:
-            out[eid].append(mid)
-        return dict(out)
+        # Each list is in memory seq order (``_detailed``, ``_sequence_lists``); the plain
+        # store's dict lists the entities by their first memory's seq, ties in asked order.
+        found = []
+        for index, eid in enumerate(dict.fromkeys(entity_ids)):
+            links = self._links[eid]
+            if own_only:
+                links = [link for link in links if link[2]]
+            if links:
+                found.append((links[0][0], index, eid, [mid for _, mid, _ in links]))
+        found.sort(key=lambda f: (f[0], f[1]))
+        return {eid: mids for _, _, eid, mids in found}
 
     def rare_entities_of_memories(
         self, memory_ids: Sequence[str], max_links: int

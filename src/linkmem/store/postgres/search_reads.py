@@ -99,7 +99,6 @@ class SearchReads(EntityReads):
         self._rare_rows: list[tuple[str, str]] = []
         self._rare_rows_of: set[str] = set()
         self._hubs: set[str] = set()
-        self._dense: dict[str, tuple[float, int]] = {}  # memory -> (cosine, seq)
         # Every memory's BM25 when the first read returned them all (see KEYWORD_ALL); else
         # the scores fetched so far, one batch after another.
         self._keyword: Ranked = []
@@ -107,8 +106,9 @@ class SearchReads(EntityReads):
         # The first read's terms found, their idfs, N and total length: the pool's scores
         # read only the pool's postings (``bm25_given``). None: no term was found.
         self._keyword_stats: Sequence[Any] | None = None
-        self._records: dict[str, Sequence[Any]] = {}  # raw rows, parsed when asked for
-        self._seqs: dict[str, int] = {}  # memory -> seq, of the records read
+        # memory -> its raw row (``search_sql.memories_of_ids``: the record's columns, parsed
+        # when asked for, then its seq and its cosine, None out of the scope or the filters)
+        self._records: dict[str, Sequence[Any]] = {}
         self._fetched: set[str] = set()  # memories whose cosine, BM25 and record are known
         self._scope_ids: list[int] | None = None
         # The query's entity vectors: those of the stored entities its keys find (round trip 0).
@@ -163,7 +163,7 @@ class SearchReads(EntityReads):
             else:
                 self._hubs.add(entity_id)
         self._fetch(sorted(pool), with_entities=True)
-        self._sequence_lists(self._seqs)
+        self._sequence_lists(self._records)
 
     def _read_scopes(self) -> tuple[list[int] | None, int]:
         """Round trip 0: the ids of the scopes the search covers (None: every scope) and
@@ -228,13 +228,9 @@ class SearchReads(EntityReads):
     ) -> None:
         """Remember the records, cosines and BM25 of memories not fetched before; those
         ``asked`` for count as fetched (an id without a row has none)."""
-        fresh = {row[0] for row in records} - self._fetched
-        for row in records:
-            if row[0] in fresh:
-                self._records[row[0]] = row[:-2]
-                self._seqs[row[0]] = row[-2]
-                if row[-1] is not None:  # in the scope and through the filters
-                    self._dense[row[0]] = (float(row[-1]), row[-2])
+        fetched = self._fetched
+        fresh = {row[0]: row for row in records if row[0] not in fetched}
+        self._records.update(fresh)
         if keyword is not None:
             self._keyword += _positive([row for row in keyword if row[0] in fresh])
         self._fetched.update(fresh, asked)
@@ -360,11 +356,37 @@ class SearchReads(EntityReads):
         if k <= 0 or not ids:
             return []
         self._fetch(list(ids))
-        # vector_exact's order: cosine descending, then memory seq.
-        found = sorted(
-            (-self._dense[i][0], self._dense[i][1], i) for i in set(ids) & self._dense.keys()
-        )
-        return [(mid, -negative) for negative, _, mid in found[:k]]
+        rows = self._records
+        asked = map(rows.get, dict.fromkeys(ids))
+        found = [r for r in asked if r is not None and r[-1] is not None]
+        if not found:
+            return []
+        # vector_exact's order: cosine descending, then memory seq (unique).
+        mids, *_, seqs, sims = zip(*found)
+        order = np.lexsort((np.array(seqs), -np.array(sims, dtype=np.float64)))[:k].tolist()
+        return [(mids[i], sims[i]) for i in order]
+
+    def cosines_of(self, ids: Sequence[str]) -> Callable[[np.ndarray], tuple[Any, Any]]:
+        """The cosines ``vector_search(..., ids=ids)`` of the plan's scope and filters gives
+        (``linkmem.search``): a function of the vector giving those of the ``ids`` that have
+        one (float64, in the order of ``ids``) and which of ``ids`` they are (a mask). Looked
+        up in the pool's rows, read once."""
+        self._fetch(list(ids))
+        rows = self._records
+        sims = np.array(
+            [r[-1] if r is not None else None for r in map(rows.get, ids)], dtype=np.float64
+        )  # None (no cosine) -> NaN
+        found = ~np.isnan(sims)
+
+        def cosines(vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            if vector is self._plan.vector:
+                return sims[found], found
+            plan = self._plan
+            got = dict(self.vector_search(vector, plan.scope, len(ids), plan.filters, ids))
+            mask = np.fromiter((i in got for i in ids), bool, len(ids))
+            return np.fromiter((got[i] for i in ids if i in got), np.float64), mask
+
+        return cosines
 
     def keyword_search(
         self,

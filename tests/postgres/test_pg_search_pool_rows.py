@@ -1,0 +1,77 @@
+"""A PostgreSQL search's reads answered from the pool's rows (``SearchReads``): the known
+candidates' cosines (``cosines_of``), the ranked cosines of some ids (``vector_search``) and
+the specific entities' memories (``memories_of_entities``) are the plain store's, in its
+order, for every search of the shared cases."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import CapitalisedWordsExtractor
+from search_reads_cases import CASES, QUERIES, SMALL_POOL, results, seed
+
+from linkmem import Memory
+from linkmem.embed.fake import FakeEmbedder
+from linkmem.store.postgres import search_reads
+
+pytestmark = pytest.mark.postgres
+
+SearchReads = search_reads.SearchReads
+
+
+@pytest.mark.parametrize("retrieval", [{}, SMALL_POOL])
+def test_pool_rows_answer_as_the_plain_store(
+    pg_dsn_18: str, monkeypatch: pytest.MonkeyPatch, retrieval: dict[str, int]
+) -> None:
+    memory = seed(
+        Memory(
+            store="postgres",
+            postgres={"dsn": pg_dsn_18},
+            collection="t_" + uuid.uuid4().hex[:12],
+            embedder=FakeEmbedder(),
+            extractor=CapitalisedWordsExtractor(),
+            retrieval={"entity_pool_max_links": 6, "hop_max_links": 40, **retrieval},
+        )
+    )
+    checked = {"cosines": 0, "absent": 0, "lists": 0}
+    cosines_of, memories_of = SearchReads.cosines_of, SearchReads.memories_of_entities
+
+    def checked_cosines(self: SearchReads, ids: Any) -> Any:
+        plan = self._plan
+        cosines = cosines_of(self, ids)
+        checked["absent"] += int(not cosines(plan.vector)[1].all())  # out of scope or filters
+        ids = [*ids, "no-such-memory"]  # an id without a row has no cosine
+        sims, found = cosines_of(self, ids)(plan.vector)
+        plain = self._store.vector_search(plan.vector, plan.scope, len(ids), plan.filters, ids)
+        by_id = dict(plain)
+        assert [i for i, f in zip(ids, found.tolist()) if f] == [i for i in ids if i in by_id]
+        assert sims.dtype == np.float64
+        assert sims.tolist() == [by_id[i] for i in ids if i in by_id]
+        ranked = self.vector_search(plan.vector, plan.scope, len(ids), plan.filters, ids)
+        assert ranked == plain
+        assert self.vector_search(plan.vector, plan.scope, 3, plan.filters, ids) == plain[:3]
+        checked["cosines"] += 1
+        return cosines
+
+    def checked_memories(self: SearchReads, entity_ids: Any, own_only: bool = False) -> Any:
+        out = memories_of(self, entity_ids, own_only)
+        for own in (False, True):
+            mine = memories_of(self, entity_ids, own)
+            assert list(mine.items()) == list(
+                self._store.memories_of_entities(entity_ids, own).items()
+            )
+        checked["lists"] += len(out)
+        return out
+
+    try:
+        monkeypatch.setattr(SearchReads, "cosines_of", checked_cosines)
+        monkeypatch.setattr(SearchReads, "memories_of_entities", checked_memories)
+        for query in QUERIES:
+            for case in CASES:
+                results(memory, query, **case)
+        assert checked["cosines"] > 0 and checked["absent"] > 0 and checked["lists"] > 0
+    finally:
+        memory.close()
