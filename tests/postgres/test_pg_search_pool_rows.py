@@ -1,7 +1,8 @@
 """A PostgreSQL search's reads answered from the pool's rows (``SearchReads``): the known
-candidates' cosines (``cosines_of``), the ranked cosines of some ids (``vector_search``) and
-the specific entities' memories (``memories_of_entities``) are the plain store's, in its
-order, for every search of the shared cases."""
+candidates' cosines (``cosines_of``), the ranked cosines of some ids (``vector_search``), the
+time signal's dates (``memory_dates``) and the specific entities' memories
+(``memories_of_entities``) are the plain store's, in its order, for every search of the
+shared cases."""
 
 from __future__ import annotations
 
@@ -53,15 +54,19 @@ def test_pool_rows_answer_as_the_plain_store(
         ranked = self.vector_search(plan.vector, plan.scope, len(ids), plan.filters, ids)
         assert ranked == plain
         assert self.vector_search(plan.vector, plan.scope, 3, plan.filters, ids) == plain[:3]
+        # the time signal's read of the first results: the plain records' id, text and date
+        plain_records = self._store.get_memories(ids)
+        assert self.memory_dates(ids) == [(r.id, r.text, r.created_at) for r in plain_records]
         checked["cosines"] += 1
         return cosines
 
     def checked_memories(self: SearchReads, entity_ids: Any, own_only: bool = False) -> Any:
         out = memories_of(self, entity_ids, own_only)
         for own in (False, True):
-            mine = memories_of(self, entity_ids, own)
-            assert list(mine.items()) == list(
-                self._store.memories_of_entities(entity_ids, own).items()
+            # each list in memory seq order (the dicts' order is the plain rows' for entities
+            # whose first memories differ; where two share it, the plan's)
+            assert memories_of(self, entity_ids, own) == self._store.memories_of_entities(
+                entity_ids, own
             )
         checked["lists"] += len(out)
         return out

@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -414,6 +414,24 @@ class SearchReads(EntityReads):
         self._fetch(list(ids))
         rows = self._records
         return [base_record_from_row(rows[i], json.loads(rows[i][2])) for i in ids if i in rows]
+
+    def memory_dates(self, ids: Sequence[str]) -> list[MemoryDate]:
+        """The id, text and date of each of ``ids`` that exists, in their order: what the time
+        signal reads of a search's first results (``linkmem.search``, up to ``time_depth``),
+        from the pool's rows without building their records (metadata parsed, scope)."""
+        if not ids:
+            return []
+        self._fetch(list(ids))
+        rows = self._records
+        return [MemoryDate(row[0], row[1], row[3]) for row in map(rows.get, ids) if row]
+
+
+class MemoryDate(NamedTuple):
+    """What the time signal of a search reads of a memory (``linkmem.rank.time_boost``)."""
+
+    id: str
+    text: str
+    created_at: str | None
 
 
 def _binary(conn: Any, query: str, params: Sequence[Any]) -> Any:

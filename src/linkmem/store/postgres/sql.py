@@ -230,8 +230,14 @@ ID_ROWS = "json_array_elements_text(%s::json)"
 
 
 def json_ids(ids: Sequence[str]) -> str:
-    """The argument of ``ID_ROWS``: any storable id, exactly (JSON escapes the rest)."""
-    return json.dumps(list(ids))
+    """The argument of ``ID_ROWS``: any storable id, exactly (JSON escapes the rest). A
+    search sends its pool's ids in up to three statements: dumped once (``_json_of``)."""
+    return _json_of(tuple(ids))
+
+
+@lru_cache(maxsize=8)
+def _json_of(ids: tuple[str, ...]) -> str:
+    return json.dumps(ids)
 
 
 def ann_settings() -> str:
