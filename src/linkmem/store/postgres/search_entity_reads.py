@@ -66,11 +66,15 @@ class EntityReads:
         """Give the lists read without seqs those of their memories (``rows``: memory -> its
         row, seq second to last, of the pool's records), each list in seq order (a stable
         sort: ``memories_of_entities``); a memory without one (deleted since) is left out."""
+        get = rows.get
         for entity_id in self._unsequenced:
-            links = self._links[entity_id]
-            self._links[entity_id] = sorted(
-                [(rows[mid][-2], mid, own) for _, mid, own in links if mid in rows], key=_first
-            )
+            kept = []
+            for _, mid, own in self._links[entity_id]:
+                row = get(mid)
+                if row is not None:
+                    kept.append((row[-2], mid, own))
+            kept.sort(key=_first)
+            self._links[entity_id] = kept
         self._unsequenced.clear()
 
     def nearest_entities(

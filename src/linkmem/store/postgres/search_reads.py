@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+from operator import itemgetter
 from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
@@ -60,6 +61,7 @@ from linkmem.store.prefetch import SearchPlan
 from linkmem.types import EntityRecord, MemoryRecord, Scope
 
 Ranked = list[tuple[str, float]]
+_first, _second = itemgetter(0), itemgetter(1)
 T = TypeVar("T")
 #: In scopes of at most this many memories the first BM25 read returns every matching
 #: memory's score, so later BM25 reads of the search need no statement; in larger ones it
@@ -159,7 +161,7 @@ class SearchReads(EntityReads):
         for entity_id in {eid for hits in self._near for eid, _ in hits}:
             entity = self._entities[entity_id]
             if entity.link_count <= plan.specific_max_links:
-                pool.update(mid for _, mid, _ in self._links[entity_id])
+                pool.update(map(_second, self._links[entity_id]))
             else:
                 self._hubs.add(entity_id)
         self._fetch(sorted(pool), with_entities=True)
@@ -191,9 +193,11 @@ class SearchReads(EntityReads):
 
     def _fetch(self, ids: list[str], with_entities: bool = False) -> None:
         """Cosine, BM25 and records (and linked entities) of ``ids``: one round trip."""
-        ids = [i for i in ids if i not in self._fetched]
-        if not ids:
+        fetched = self._fetched
+        if fetched.issuperset(ids):  # none asked, or all read (most reads after the first)
             return
+        if fetched:
+            ids = [i for i in ids if i not in fetched]
         hubs = sorted(self._hubs) if with_entities else []
         links = (lambda conn: _binary(conn, *q.hub_links(self._t, ids, hubs))) if hubs else None
         records, keyword, rows = self._retried(lambda: self._read_batch(ids, links))
@@ -229,7 +233,9 @@ class SearchReads(EntityReads):
         """Remember the records, cosines and BM25 of memories not fetched before; those
         ``asked`` for count as fetched (an id without a row has none)."""
         fetched = self._fetched
-        fresh = {row[0]: row for row in records if row[0] not in fetched}
+        if fetched:
+            records = [row for row in records if row[0] not in fetched]
+        fresh = dict(zip(map(_first, records), records))
         self._records.update(fresh)
         if keyword is not None:
             self._keyword += _positive([row for row in keyword if row[0] in fresh])
