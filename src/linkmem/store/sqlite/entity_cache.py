@@ -27,14 +27,13 @@ store's connection lock, then the file's, then a cache's: ``sqlite.connection``)
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from linkmem.store.sqlite.scope_budget import ScopeBudget
 from linkmem.store.vectors import ScopeMatrix
 from linkmem.types import EntityRecord
 
@@ -81,19 +80,12 @@ class ScopeEntities:
     nbytes: int = _SCOPE_BYTES
 
 
-class EntityCache:
+class EntityCache(ScopeBudget[ScopeEntities]):
     """Per-scope entity records and link lists, bounded by bytes (least recently searched
     scopes go first)."""
 
     def __init__(self, max_bytes: int = DEFAULT_ENTITY_CACHE_BYTES) -> None:
-        self._max_bytes = max_bytes
-        self._entries: OrderedDict[int, ScopeEntities] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    @property
-    def nbytes(self) -> int:
-        return self._bytes
+        super().__init__(max_bytes)
 
     def opened(self, scope_id: int, versions: Versions) -> int:
         """Count a search of the scope at ``versions``; how many came before it."""
@@ -102,7 +94,7 @@ class EntityCache:
             if entry is None:
                 return 0
             entry.searches += 1
-            self._trim()
+            self._evict()
             return entry.searches - 1
 
     def lookup(
@@ -136,24 +128,7 @@ class EntityCache:
             entry.links.update(links)
             entry.nbytes += added
             self._bytes += added
-            self._trim()
-
-    def drop(self, scope_id: int) -> None:
-        with self._lock:
-            entry = self._entries.pop(scope_id, None)
-            if entry is not None:
-                self._bytes -= entry.nbytes
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._bytes = 0
-
-    def _trim(self) -> None:
-        """Drop the least recently searched scopes while past the budget."""
-        while self._bytes > self._max_bytes and self._entries:
-            _, dropped = self._entries.popitem(last=False)
-            self._bytes -= dropped.nbytes
+            self._evict()
 
     def _entry(self, scope_id: int, versions: Versions) -> ScopeEntities | None:
         """The scope's entry at ``versions``, new when the one held is older; None when the

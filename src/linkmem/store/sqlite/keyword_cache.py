@@ -16,14 +16,13 @@ never held while reading the store or while taking another lock.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from linkmem.rank.neighbour_terms import CONTEXT_SCALE
+from linkmem.store.sqlite.scope_budget import ScopeBudget
 from linkmem.store.vectors import ScopeMatrix
 
 #: Posting bytes kept per store: 64 MiB, about 2.8M postings (a 10k scope's every term is
@@ -86,18 +85,11 @@ class ScopeTerms:
 _TERM_BYTES = 400
 
 
-class KeywordCache:
+class KeywordCache(ScopeBudget[ScopeTerms]):
     """Per-scope term postings, bounded by bytes (least recently searched scopes go first)."""
 
     def __init__(self, max_bytes: int = DEFAULT_KEYWORD_CACHE_BYTES) -> None:
-        self._max_bytes = max_bytes
-        self._entries: OrderedDict[int, ScopeTerms] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    @property
-    def nbytes(self) -> int:
-        return self._bytes
+        super().__init__(max_bytes)
 
     def lookup(self, scope_id: int, version: int, terms: Sequence[str]) -> dict[str, TermPostings]:
         """The terms cached for the scope at exactly ``version``."""
@@ -142,18 +134,6 @@ class KeywordCache:
             entry = self._entries.get(scope_id)
             return entry is not None and entry.version == version
 
-    def drop(self, scope_id: int) -> None:
-        """Forget the scope's terms (they reload when next searched)."""
-        with self._lock:
-            entry = self._entries.pop(scope_id, None)
-            if entry is not None:
-                self._bytes -= entry.nbytes
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._bytes = 0
-
     def _put(self, scope_id: int, entry: ScopeTerms, terms: dict[str, TermPostings]) -> None:
         previous = self._entries.pop(scope_id, None)
         if previous is not None:
@@ -161,12 +141,7 @@ class KeywordCache:
         entry.add(terms)
         self._entries[scope_id] = entry
         self._bytes += entry.nbytes
-        while self._bytes > self._max_bytes and len(self._entries) > 1:
-            _, dropped = self._entries.popitem(last=False)
-            self._bytes -= dropped.nbytes
-        if self._bytes > self._max_bytes:  # one scope alone past the budget: keep none
-            self._entries.clear()
-            self._bytes = 0
+        self._evict()
 
 
 def _new_postings(entry: ScopeTerms, postings: Sequence[NewPostings]) -> dict[str, TermPostings]:
