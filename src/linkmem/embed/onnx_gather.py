@@ -14,10 +14,9 @@ package) and returns ``None`` when the model has no such table: the graph is the
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
-from linkmem.embed.onnx_graph import _FLOAT, _INT, _INT8, _messages
+from linkmem.embed.onnx_graph import _FLOAT, _INT, _INT8, ParsedGraph
 
 #: Changes whenever the rewrite does (part of the model cache's key).
 VERSION = "gather8"
@@ -34,12 +33,9 @@ def int8_gathers(model: bytes) -> bytes | None:
 
 
 def _rewrite(model_bytes: bytes) -> bytes | None:
-    messages = _messages()
-    model = messages["Model"].FromString(model_bytes)
+    parsed = ParsedGraph.of(model_bytes)
+    messages, model = parsed.messages, parsed.model
     graph = model.graph
-    tensors = {tensor.name: tensor for tensor in graph.initializer}
-    producer = {output: node for node in graph.node for output in node.output}
-    readers = Counter(name for node in graph.node for name in node.input)
     replaced: dict[int, list[Any]] = {}
     dropped: set[int] = set()
     for node in graph.node:
@@ -47,15 +43,12 @@ def _rewrite(model_bytes: bytes) -> bytes | None:
             continue
         if any(attribute.name == "axis" and attribute.i != 0 for attribute in node.attribute):
             continue
-        mul = producer.get(node.input[0])
-        cast = producer.get(mul.input[0]) if mul is not None and mul.op_type == "Mul" else None
-        if cast is None or cast.op_type != "Cast" or len(mul.input) != 2 or cast.domain:
+        found = parsed.dequantised(node.input[0])
+        if found is None:
             continue
-        if readers[mul.output[0]] != 1 or readers[cast.output[0]] != 1:
-            continue  # the float32 table is read elsewhere too: left as it is
-        if [a.i for a in cast.attribute if a.name == "to"] != [_FLOAT] or mul.domain:
+        mul, cast, weights, scales = found
+        if cast.domain or mul.domain or [a.i for a in cast.attribute if a.name == "to"] != [_FLOAT]:
             continue
-        weights, scales = tensors.get(cast.input[0]), tensors.get(mul.input[1])
         if not _per_row_int8(weights, scales):
             continue
         replaced[id(node)] = _gather_then_scale(messages, node, weights.name, scales.name)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import platform
 from collections import Counter
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -134,26 +135,56 @@ def int8_matmuls(
         return None
 
 
+@dataclass(frozen=True)
+class ParsedGraph:
+    """A model parsed through the partial schema, with lookups over its graph: initializers
+    by name, the node that writes each name, how many inputs read each name."""
+
+    messages: dict[str, Any]
+    model: Any
+    tensors: dict[str, Any]
+    producer: dict[str, Any]
+    readers: Counter[str]
+
+    @classmethod
+    def of(cls, model_bytes: bytes) -> ParsedGraph:
+        messages = _messages()
+        model = messages["Model"].FromString(model_bytes)
+        graph = model.graph
+        return cls(
+            messages,
+            model,
+            {tensor.name: tensor for tensor in graph.initializer},
+            {output: node for node in graph.node for output in node.output},
+            Counter(name for node in graph.node for name in node.input),
+        )
+
+    def dequantised(self, name: str) -> tuple[Any, Any, Any, Any] | None:
+        """(mul, cast, weights, scales) when ``name`` is ``Mul(Cast(weights), scales)`` read by
+        one node only, as the shipped model turns its int8 weights into float32; else None."""
+        mul = self.producer.get(name)
+        cast = self.producer.get(mul.input[0]) if mul is not None and mul.op_type == "Mul" else None
+        if cast is None or cast.op_type != "Cast" or len(mul.input) != 2:
+            return None
+        if self.readers[mul.output[0]] != 1 or self.readers[cast.output[0]] != 1:
+            return None  # the float32 weights are read elsewhere too: left as they are
+        return mul, cast, self.tensors.get(cast.input[0]), self.tensors.get(mul.input[1])
+
+
 def _rewrite(model_bytes: bytes, block: int, feed_forward_only: bool) -> bytes | None:
-    messages = _messages()
-    model = messages["Model"].FromString(model_bytes)
+    parsed = ParsedGraph.of(model_bytes)
+    messages, model = parsed.messages, parsed.model
     graph = model.graph
-    tensors = {tensor.name: tensor for tensor in graph.initializer}
-    producer = {output: node for node in graph.node for output in node.output}
-    readers = Counter(name for node in graph.node for name in node.input)
     replaced: dict[int, Any] = {}
     dropped: set[int] = set()
     new_tensors = []
     for node in graph.node:
         if node.op_type != "MatMul" or node.domain or len(node.input) != 2:
             continue
-        mul = producer.get(node.input[1])
-        cast = producer.get(mul.input[0]) if mul is not None and mul.op_type == "Mul" else None
-        if cast is None or cast.op_type != "Cast" or len(mul.input) != 2:
+        found = parsed.dequantised(node.input[1])
+        if found is None:
             continue
-        if readers[mul.output[0]] != 1 or readers[cast.output[0]] != 1:
-            continue  # the float32 weights are read elsewhere too: left as they are
-        weights, scales = tensors.get(cast.input[0]), tensors.get(mul.input[1])
+        mul, cast, weights, scales = found
         if not _per_column_int8(weights, scales, block) or (
             feed_forward_only and weights.dims[0] == weights.dims[1]
         ):
