@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from linkmem.embed.onnx_graph import _FLOAT, _INT, _INT8, ParsedGraph
+from linkmem.embed.onnx_graph import _FLOAT, _INT, ParsedGraph, int8_scaled
 
 #: Changes whenever the rewrite does (part of the model cache's key).
 VERSION = "gather8"
@@ -49,7 +49,7 @@ def _rewrite(model_bytes: bytes) -> bytes | None:
         mul, cast, weights, scales = found
         if cast.domain or mul.domain or [a.i for a in cast.attribute if a.name == "to"] != [_FLOAT]:
             continue
-        if not _per_row_int8(weights, scales):
+        if not int8_scaled(weights, scales, per_row=True):
             continue
         replaced[id(node)] = _gather_then_scale(messages, node, weights.name, scales.name)
         dropped.update((id(mul), id(cast)))
@@ -81,16 +81,3 @@ def _gather_then_scale(messages: dict[str, Any], gather: Any, table: str, scales
     cast.attribute.add(name="to", i=_FLOAT, type=_INT)
     mul = node(input=[f"{base}_f", f"{base}_s"], output=[out], name=f"{base}_mul", op_type="Mul")
     return [picked, scaled, cast, mul]
-
-
-def _per_row_int8(weights: Any, scales: Any) -> bool:
-    if weights is None or scales is None or len(weights.dims) != 2 or len(scales.dims) != 2:
-        return False
-    rows, cols = weights.dims
-    return (
-        weights.data_type == _INT8
-        and scales.data_type == _FLOAT
-        and list(scales.dims) == [rows, 1]
-        and len(weights.raw_data) == rows * cols
-        and len(scales.raw_data) == 4 * rows
-    )

@@ -225,16 +225,22 @@ def _rewrite(model_bytes: bytes, block: int, feed_forward_only: bool) -> bytes |
 
 
 def _per_column_int8(weights: Any, scales: Any, block: int) -> bool:
+    return int8_scaled(weights, scales, per_row=False) and weights.dims[0] % block == 0
+
+
+def int8_scaled(weights: Any, scales: Any, per_row: bool) -> bool:
+    """``weights`` a 2-D int8 tensor and ``scales`` float32, one per row (``per_row``) or one
+    per column, both with their data inline."""
     if weights is None or scales is None or len(weights.dims) != 2 or len(scales.dims) != 2:
         return False
     rows, cols = weights.dims
+    shape = [rows, 1] if per_row else [1, cols]
     return (
         weights.data_type == _INT8
         and scales.data_type == _FLOAT
-        and list(scales.dims) == [1, cols]
+        and list(scales.dims) == shape
         and len(weights.raw_data) == rows * cols
-        and len(scales.raw_data) == 4 * cols
-        and rows % block == 0
+        and len(scales.raw_data) == 4 * shape[0] * shape[1]
     )
 
 
