@@ -64,6 +64,12 @@ class Connection:
         for callback in callbacks:
             callback()
 
+    @property
+    def in_transaction(self) -> bool:
+        """Whether this connection is inside a transaction (hold ``lock`` to ask for one's
+        own thread: another thread's transaction holds it)."""
+        return self._depth > 0
+
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the current write transaction has committed (dropped if it
         rolls back): in-process caches follow the file only after the file has changed."""

@@ -16,6 +16,7 @@ from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
 from linkmem.store.sqlite.keyword import KeywordTables
 from linkmem.store.sqlite.keyword_cache import KeywordCache
+from linkmem.store.sqlite.record_cache import RecordCache
 from linkmem.store.sqlite.sql import exact_scope_params, filter_sql, scope_where
 from linkmem.store.vectors import (
     LoadedScope,
@@ -91,6 +92,7 @@ class MemoryTables(KeywordTables):
         loader = scope_loader(self.db, self.c, f"{self.c}_scopes", "mem_version")
         self.memory_vectors = MatrixCache(dim, loader, cache_bytes)
         self.keyword_cache = KeywordCache()
+        self.record_cache = RecordCache()
 
     # scopes ----------------------------------------------------------------------------------
     def _scope_id(self, scope: Scope, create: bool = True) -> int | None:
@@ -211,6 +213,7 @@ class MemoryTables(KeywordTables):
             )
             if not found:
                 raise NotFound(f"no memory with id {record.id!r} to update")
+            self.db.after_commit(self.record_cache.changed)
             rowid, scope_id, old_len = found[0]
             self.db.run(
                 f"UPDATE {self.c} SET text = ?, metadata = ?, updated_at = ? WHERE rowid = ?",
@@ -252,6 +255,7 @@ class MemoryTables(KeywordTables):
 
     def delete_memories(self, ids: Sequence[str]) -> None:
         with self.db.transaction():
+            self.db.after_commit(self.record_cache.changed)
             for chunk in iter_chunks(list(ids), CHUNK):
                 self._delete_chunk(chunk)
 

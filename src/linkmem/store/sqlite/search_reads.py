@@ -8,7 +8,8 @@ cosine with every memory of the scope is computed once, in the one matrix produc
 top-k needs: the other candidates' cosines are lookups in it. (The plain store scores them in
 a second product of their rows alone, whose last float32 bit may differ with which rows are
 in it, i.e. from one search to the next; here each memory's cosine is the same in every
-search.) The entities' records and link lists come from the entity cache (``entity_cache``).
+search.) The entities' records and link lists come from the entity cache (``entity_cache``),
+the results' records from the record cache (``record_cache``).
 Every other read goes to the store."""
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from linkmem.store.sqlite.keyword import KeywordStats
 from linkmem.store.sqlite.keyword_cache import KeywordScores
 from linkmem.store.vectors import ScopeMatrix
 from linkmem.store.vectors import _top as top_of_scores
-from linkmem.types import EntityRecord, Scope
+from linkmem.types import EntityRecord, MemoryRecord, Scope
 
 Ranked = list[tuple[str, float]]
 #: A function of the query's vector: some ids' cosines and which of them have one.
@@ -130,6 +131,10 @@ class SearchReads:
             ids = [memory_id for m in matrices for memory_id in m.ids]
             self._rows = {memory_id: row for row, memory_id in enumerate(ids)}
         return self._rows
+
+    def get_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        """The store's ``get_memories``, records read before kept (``record_cache``)."""
+        return self._store.record_cache.get_memories(self._store, ids)
 
     def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]:
         return self._entity_reads().get_entities(ids)

@@ -136,3 +136,4 @@ class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables, KeyTa
             )
         self.memory_vectors.clear()
         self.entity_vectors.clear()
+        self.record_cache.changed()
