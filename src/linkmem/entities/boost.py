@@ -75,6 +75,9 @@ class MatchedEntities:
         # and each hub's boost and whether it is a name (``_weight``), which need no links.
         self._specific_boosts = specific_boosts
         self._hub_weights = hub_weights
+        # Each memory's best topic boost, the hubs' merged in as their links are read: a
+        # memory's links all come in one read, so the read before the vector is merged then.
+        self._topic_best = specific_boosts.topic_best if specific_boosts is not None else None
         self.hubs = hubs
         self.widen = widen
         self._asked: set[str] = set()
@@ -89,8 +92,15 @@ class MatchedEntities:
         if not self.hubs or not ids:
             return
         self._asked.update(ids)
-        for entity_id, linked in _links_among(store, list(self.hubs), ids).items():
+        read = _links_among(store, list(self.hubs), ids)
+        for entity_id, linked in read.items():
             self._hub_links.setdefault(entity_id, []).extend(linked)
+        if self._topic_best is not None and self._hub_weights is not None:
+            weights = self._hub_weights
+            kinds = BoostKinds.weighed(
+                (*weights[i], e.text, read[i]) for i, e in self.hubs.items() if i in read
+            )
+            self._topic_best = kinds.after(self._topic_best)
 
     def signal(self, config: RetrievalConfig) -> EntitySignal:
         """The boosts of the specific entities and of the hubs (read so far)."""
@@ -99,11 +109,15 @@ class MatchedEntities:
         assert self._hub_links_read, "read_hub_links first: the hubs boost the candidates"
         linked = self._hub_links
         if self._specific_boosts is not None and self._hub_weights is not None:
-            weights = self._hub_weights
-            kinds = BoostKinds.weighed(
-                (*weights[i], e.text, linked[i]) for i, e in self.hubs.items() if i in linked
-            )
-            boosts = EntityBoosts(self._specific_boosts.then(kinds), config)  # ``best_boosts``
+            weights, specific = self._hub_weights, self._specific_boosts
+            names = [
+                (weights[i][0], e.text, list(linked[i]))
+                for i, e in self.hubs.items()
+                if i in linked and weights[i][1]
+            ]
+            assert self._topic_best is not None
+            kinds = BoostKinds(specific.topics, specific.names + names, self._topic_best)
+            boosts = EntityBoosts(kinds, config)  # ``best_boosts`` of the specific, then the hubs
             return EntitySignal(boosts, self.widen, frozenset(self.similarity))
         hubs = [_match(e, self.similarity, linked[i]) for i, e in self.hubs.items() if i in linked]
         if self._specific_boosts is None:

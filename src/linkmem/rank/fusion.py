@@ -91,6 +91,11 @@ class BoostKinds:
             (names if name else topics).append((boost, text, list(memory_ids)))
         return cls(topics, names, _best_of(topics))
 
+    def after(self, topic_best: dict[str, tuple[float, str]]) -> dict[str, tuple[float, str]]:
+        """``topic_best`` (of entities listed before these) with these topics' merged in: the
+        ``topic_best`` of ``then``."""
+        return _after(topic_best, self.topic_best)
+
     def then(self, later: BoostKinds) -> BoostKinds:
         """These entities followed by ``later``'s: the best of both, the first among equals."""
         topic_best = _after(self.topic_best, later.topic_best)
@@ -134,12 +139,19 @@ class EntityBoosts(dict[str, tuple[float, str]]):
         if not self._names or not ids:
             return
         row = rows if rows is not None else dict(zip(ids, range(len(ids))))
+        best = int(text.argmax())  # the best other candidate, unless it is the name's own
         gates = []
         for _, _, memory_ids in self._names:
-            own = np.zeros(len(ids), dtype=bool)
-            own[[r for r in map(row.get, memory_ids) if r is not None]] = True
-            best_own = float(text[own].max()) if own.any() else 0.0
-            best_other = float(text[~own].max()) if not own.all() else 0.0
+            own = {r for r in map(row.get, memory_ids) if r is not None}
+            best_own = float(text[list(own)].max()) if own else 0.0
+            if best not in own:
+                best_other = float(text[best])
+            elif len(own) < len(ids):
+                others = np.ones(len(ids), dtype=bool)
+                others[list(own)] = False
+                best_other = float(text[others].max())
+            else:
+                best_other = 0.0
             gates.append(name_gate(best_own - best_other, self._config))
         if gates != self._gates:  # most questions name the right person: every gate open
             self._gates = gates
@@ -353,7 +365,10 @@ def _best_first(total: np.ndarray, head: int | None) -> np.ndarray:
 
 def _ties_by_id(ranked: list[str], scores: np.ndarray) -> None:
     """Put each run of equal ``scores`` (best first) in id order, in place in ``ranked``."""
-    ends = np.flatnonzero(scores[1:] != scores[:-1]) + 1
+    differ = scores[1:] != scores[:-1]
+    if differ.all():  # no ties: most searches
+        return
+    ends = np.flatnonzero(differ) + 1
     tied = np.flatnonzero(np.diff(np.concatenate([[0], ends, [len(scores)]])) > 1)
     if not len(tied):
         return

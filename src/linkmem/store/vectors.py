@@ -215,11 +215,14 @@ def top_k_many(
 def _top(
     scores: np.ndarray, ids: list[str], k: int, min_score: float | None
 ) -> list[tuple[str, float]]:
-    index = np.arange(len(scores))
-    if min_score is not None:
-        index = index[scores >= min_score]
-    if len(index) > k:
-        index = index[np.argpartition(-scores[index], k - 1)[:k]]
+    if min_score is None and len(scores) > k:  # the same as below without the index copies
+        index = np.argpartition(-scores, k - 1)[:k]
+    else:
+        index = np.arange(len(scores))
+        if min_score is not None:
+            index = index[scores >= min_score]
+        if len(index) > k:
+            index = index[np.argpartition(-scores[index], k - 1)[:k]]
     index = index[np.argsort(-scores[index], kind="stable")]
     return [(ids[i], float(scores[i])) for i in index]
 
