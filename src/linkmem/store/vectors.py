@@ -224,7 +224,7 @@ def _top(
         if len(index) > k:
             index = index[np.argpartition(-scores[index], k - 1)[:k]]
     index = index[np.argsort(-scores[index], kind="stable")]
-    return [(ids[i], float(scores[i])) for i in index]
+    return list(zip(map(ids.__getitem__, index.tolist()), scores[index].tolist()))
 
 
 def score_ids(
