@@ -21,6 +21,13 @@ margin over dense+bm25 on every fold. A dump from before the speaker rule of
 the fused ranking re-scored, as a search does), so ``dense+bm25+time`` is full without
 entities and the default row is close to ``linkmem eval locomo``'s full (its candidate pool
 is smaller). ``--diff`` lists the questions whose recall@10 a variant changes.
+
+The rows named "now" start from today's search (back references, window 2, and the name
+gate); on them: a name's and a topic's boosts added on the same memory ("topics added"),
+topics passed to a memory that says "them" ("pronoun topics"), the multi-word topics whose
+last word the question says ("hyponyms": "yoga" -> "aerial yoga"), and the kind of thing the
+question asks for matched to stored names and titles (``entities.asked``: "asked kind
+<weight> at <minimum similarity>"; "named": only on memories a name boosts).
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import linkmem.entities.boost as boost_module
 import linkmem.search as search_module
 from linkmem import Memory
 from linkmem.config import RetrievalConfig
+from linkmem.entities.asked import asked_kind
 from linkmem.eval.locomo import load_locomo
 from linkmem.extract.dialogue import about_listener
 from linkmem.extract.pipeline import load_pipeline
@@ -63,18 +71,20 @@ GROUPS = {"1-4": (1, 2, 3, 4), "1": (1,), "2": (2,), "3": (3,), "4": (4,), "5": 
 def dump_signals(data: Path, out: Path) -> None:
     """Search every question with all memories as candidates; keep the signals."""
     captured: dict[str, Any] = {}
-    real_fuse, real_similar = search_module.fuse_arrays, boost_module._similar_entities
+    real_fuse, real_similar = search_module._Scores.fuse, boost_module._similar_entities
 
-    def spy_fuse(ids, dense, bm25_raw, n_terms, boosts, config, hops=None):  # noqa: ANN001
+    def spy_fuse(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
+        ranked = real_fuse(self, *args, **kwargs)
+        ids, dense, bm25_raw = self._fused  # the candidates' raw cosines and BM25
         signals = (dict(zip(ids, dense.tolist())), dict(zip(ids, bm25_raw.tolist())))
-        captured.setdefault("fuse", (*signals, n_terms))
-        return real_fuse(ids, dense, bm25_raw, n_terms, boosts, config, hops)
+        captured.setdefault("fuse", (*signals, len(self.plan.terms)))
+        return ranked
 
     def spy_similar(*args):  # noqa: ANN002
         captured["similar"] = real_similar(*args)
         return captured["similar"]
 
-    search_module.fuse_arrays, boost_module._similar_entities = spy_fuse, spy_similar
+    search_module._Scores.fuse, boost_module._similar_entities = spy_fuse, spy_similar
     conversations = []
     with tempfile.TemporaryDirectory() as tmp:
         memory = Memory(Path(tmp) / "replay.db", store="sqlite", entities=True)
@@ -83,7 +93,7 @@ def dump_signals(data: Path, out: Path) -> None:
                 conversations.append(_dump_conversation(memory, conv, captured))
         finally:
             memory.close()
-            search_module.fuse_arrays, boost_module._similar_entities = real_fuse, real_similar
+            search_module._Scores.fuse, boost_module._similar_entities = real_fuse, real_similar
     out.write_bytes(pickle.dumps({"convs": conversations}))
 
 
@@ -253,6 +263,23 @@ class Variant:
     inherit_named: bool = False
     #: every memory inherits (pronoun or not): the names of its neighbours
     inherit_all: bool = False
+    #: a memory with a name boost that is also linked to one of the query's topics (not a
+    #: name) adds this times its best topic boost (boosts of a name and a topic add up)
+    topic_add: float = 0.0
+    #: a memory with a third-person pronoun also takes the topics of the ``topic_window``
+    #: memories before it ("I love turtles" / "walking them ..."); 0: off
+    topic_window: int = 0
+    #: a query word that is the last word of stored multi-word topics ("yoga" -> "aerial
+    #: yoga") matches those topics at this similarity; 0: off
+    hyponym_similarity: float = 0.0
+    #: the kind of thing a question asks for ("What European countries has ...?" ->
+    #: "European countries") embedded and matched to stored names and titles at
+    #: ``category_min`` or more: their memories gain ``category_weight`` * similarity, added
+    #: to the best boost (``category_named``: only on memories with a name boost)
+    category_weight: float = 0.0
+    category_min: float = 0.5
+    category_named: bool = True
+    category_kinds: tuple[str, ...] = ("PROPER", "QUOTED")
 
 
 def _word_in(word: str, text: str) -> bool:
@@ -263,8 +290,8 @@ def boosts(conv: Conversation, q: Question, v: Variant, base: np.ndarray) -> np.
     """Each memory's best entity boost (``entities.boost.match_entities``, every memory a
     candidate), with the name boost split by speaker / mention."""
     n = len(conv.texts)
-    best = np.zeros(n)
-    for eid, sim in q.similar.items():
+    best, names, topics = np.zeros(n), np.zeros(n), np.zeros(n)
+    for eid, sim in _query_entities(conv, q, v).items():
         text, kind, n_linked = conv.entities[eid]
         linked = conv.links.get(eid)
         if linked is None:
@@ -272,15 +299,90 @@ def boosts(conv: Conversation, q: Question, v: Variant, base: np.ndarray) -> np.
         if kind == "PROPER" and sim >= CONFIG.name_match_similarity:
             values = _name_boost(conv, text, linked, v, base) * sim
             flat = v.mentioned_weight * sim
+            names = np.maximum(names, values)
         else:
             decay = 1.0 / (1.0 + CONFIG.entity_link_decay * (max(1, n_linked) - 1) ** 2)
+            if v.topic_window and kind == "TOPIC":
+                linked = linked | _topic_inherited(conv, eid, v.topic_window)
             values = np.where(linked, sim * v.topic_weight * decay, 0.0)
             flat = sim * v.topic_weight * decay
+            topics = np.maximum(topics, values)
         if v.inherit_window and kind in ("PROPER", "QUOTED"):
             inherited = _inherited(conv, eid, v) & ~linked
             values = np.maximum(values, np.where(inherited, flat * v.inherit_weight, 0.0))
         best = np.maximum(best, values)
+    if v.topic_add:
+        best = best + np.where(names > 0, v.topic_add * topics, 0.0)
+    if v.category_weight:
+        category = _category_boost(conv, q, v)
+        best = best + (np.where(names > 0, category, 0.0) if v.category_named else category)
     return best
+
+
+def _category_boost(conv: Conversation, q: Question, v: Variant) -> np.ndarray:
+    n = len(conv.texts)
+    phrase = asked_kind(q.text)
+    out = np.zeros(n)
+    if not phrase:
+        return out
+    sims = _category_sims(conv, phrase, v.category_kinds)
+    for eid, sim in sims.items():
+        if sim >= v.category_min and eid in conv.links:
+            out = np.maximum(out, np.where(conv.links[eid], v.category_weight * sim, 0.0))
+    return out
+
+
+_EMBEDDER: list[Any] = []
+
+
+def _category_sims(conv: Conversation, phrase: str, kinds: tuple[str, ...]) -> dict[str, float]:
+    key = ("category", phrase + "|" + ",".join(kinds))
+    if key not in conv.name_cache:
+        if not _EMBEDDER:
+            from linkmem.components import build_embedder
+            from linkmem.config import Settings
+
+            _EMBEDDER.append(build_embedder(Settings()))
+        embedder = _EMBEDDER[0]
+        vkey = ("entity-vectors", ",".join(kinds))
+        if vkey not in conv.name_cache:
+            eids = [
+                eid for eid, (text, kind, _) in conv.entities.items()
+                if kind in kinds and text.lower() not in conv.speakers
+            ]  # fmt: skip
+            texts = [conv.entities[e][0] for e in eids]
+            vectors = embedder.embed_batch(texts) if texts else np.zeros((0, 1))
+            conv.name_cache[vkey] = (eids, vectors)
+        eids, vectors = conv.name_cache[vkey]
+        sims = vectors @ embedder.embed_batch([phrase])[0] if eids else []
+        conv.name_cache[key] = dict(zip(eids, map(float, sims)))
+    return conv.name_cache[key]
+
+
+def _query_entities(conv: Conversation, q: Question, v: Variant) -> dict[str, float]:
+    """The query's matched entities; with ``hyponym_similarity``, also the multi-word topics
+    whose last word is one of the query's words."""
+    if not v.hyponym_similarity:
+        return q.similar
+    out = dict(q.similar)
+    words = set(re.findall(r"[a-z]+", q.text.lower()))
+    words |= {w[:-1] for w in words if w.endswith("s")}
+    for eid, (text, kind, _) in conv.entities.items():
+        parts = text.lower().split()
+        if kind == "TOPIC" and len(parts) > 1 and parts[-1] in words:
+            out[eid] = max(out.get(eid, 0.0), v.hyponym_similarity)
+    return out
+
+
+def _topic_inherited(conv: Conversation, eid: str, window: int) -> np.ndarray:
+    key = (eid, -window, False, False)
+    if key not in conv.inherit_cache:
+        linked = conv.links[eid]
+        out = np.zeros(len(linked), bool)
+        for i in np.flatnonzero(conv.pronoun):
+            out[i] = bool(linked[max(0, i - window) : i].any())
+        conv.inherit_cache[key] = out
+    return conv.inherit_cache[key]
 
 
 _BACK_REFERENCES = frozenset("he him his she her hers it its they them their theirs".split())
@@ -482,6 +584,33 @@ VARIANTS: dict[str, Variant] = {
     "neighbours 1 x0.5": Variant(inherit_window=1, inherit_all=True, inherit_weight=0.5),
     "neighbours 2 x0.5": Variant(inherit_window=2, inherit_all=True, inherit_weight=0.5),
 }
+#: Today's search: back references (window 2) and the name gate (-0.2, width 0.05).
+NOW = {"inherit_window": 2, "margin_gate": (-0.225, -0.175)}
+VARIANTS |= {
+    "now": Variant(**NOW),
+    "now, topics added x0.25": Variant(**NOW, topic_add=0.25),
+    "now, topics added x0.5": Variant(**NOW, topic_add=0.5),
+    "now, topics added x1": Variant(**NOW, topic_add=1.0),
+    "now, pronoun topics 2": Variant(**NOW, topic_window=2),
+    "now, pronoun topics 2, added x0.5": Variant(**NOW, topic_window=2, topic_add=0.5),
+    "now, hyponyms 0.9": Variant(**NOW, hyponym_similarity=0.9),
+    "now, hyponyms 0.9, added x0.5": Variant(**NOW, hyponym_similarity=0.9, topic_add=0.5),
+    "now, hyponyms, pronoun topics, added x0.5": Variant(
+        **NOW, hyponym_similarity=0.9, topic_window=2, topic_add=0.5
+    ),
+}
+for _w in (0.1, 0.2, 0.3, 0.5):
+    for _t in (0.5, 0.55, 0.6):
+        VARIANTS[f"now, asked kind {_w} at {_t}, named"] = Variant(
+            **NOW, category_weight=_w, category_min=_t
+        )
+        VARIANTS[f"now, asked kind {_w} at {_t}, any"] = Variant(
+            **NOW, category_weight=_w, category_min=_t, category_named=False
+        )
+for _w in (0.1, 0.2, 0.3):
+    VARIANTS[f"now, asked kind {_w} at 0.55, named, topics too"] = Variant(
+        **NOW, category_weight=_w, category_min=0.55, category_kinds=("PROPER", "QUOTED", "TOPIC")
+    )
 
 
 def report(results: dict[str, dict[str, Any]]) -> None:

@@ -133,6 +133,22 @@ class RetrievalConfig:
     hop_sources: int = 2
     hop_max_links: int = 3
     hop_weight: float = 0.5
+    #: The kind of thing a question asks for (``linkmem.entities.asked``: "What European
+    #: countries has Maria been to?" -> "European countries"), embedded beside the query and
+    #: matched to the specific names and titles at ``asked_kind_min_similarity`` or more;
+    #: each memory naming one gains asked_kind_weight * similarity on top of its entity boost
+    #: (a name's boost would hide it: the person asked about boosts half the conversation).
+    #: 318 of 997 dev questions have a kind. ``benchmarks/entity_replay.py`` (dev, full
+    #: 1-4 recall@10, folds 26/30/41/42/43): weight 0 0.839/0.829/0.830/0.788/0.827; 0.1 at
+    #: 0.45-0.55: conv-41 +0.3, others equal; 0.2 at 0.5: 0.839/0.829/0.840/0.790/0.832
+    #: (multi-hop conv-41 +4.8, conv-42 +1.4); 0.3 the same; 0.5: conv-26 -0.3, conv-42
+    #: -0.3; at 0.55 / 0.6 less gain; topics too (not only names and titles): conv-42 -0.5.
+    #: Live (``linkmem eval locomo --folds``, 0 -> 0.2): dev 0.8169 -> 0.8208 @10, 0.8783 ->
+    #: 0.8804 @25, folds 0.839/0.829/0.824/0.782/0.825 -> 0.839/0.829/0.834/0.785/0.831,
+    #: multi-hop margin over dense+bm25 on conv-41/42 +3.5/+1.4 -> +8.3/+2.8, no category
+    #: lower; first synthetic set, households seeds 5/6/8 and long chats unchanged. 0: off.
+    asked_kind_weight: float = 0.2
+    asked_kind_min_similarity: float = 0.5
     #: Write path: an entity with no exact key match merges into one at least this similar.
     entity_merge_similarity: float = 0.95
     #: Entities kept per memory (the extractor's order, i.e. text order).

@@ -14,6 +14,7 @@ import numpy as np
 from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
 from linkmem.encoding import QueryEncoding, start_query
+from linkmem.entities.asked import asked_boosts, kind_vector
 from linkmem.entities.boost import EntitySignal, MatchedEntities, match_entities
 from linkmem.entities.hop import hop_targets
 from linkmem.errors import InvalidInput
@@ -21,6 +22,7 @@ from linkmem.filters import Node
 from linkmem.rank.fusion import NO_BOOST, Fusion, rank
 from linkmem.rank.terms import query_terms
 from linkmem.rank.time_boost import Dated, query_time, rescore_asked
+from linkmem.side_threads import Beside
 from linkmem.store.base import Store
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import Hit, MemoryRecord, Scope, ScoreParts
@@ -80,12 +82,16 @@ def run_search(
     so a search inside the caller's open transaction sees it."""
     pool = max(config.pool_factor * request.top_k, config.pool_min)
     encoding = start_query(request.query, embedder, config, request.signals.entities)
+    kind = kind_vector(request.query, embedder.embed_batch, config)
+    asked = Beside(kind) if kind is not None and request.signals.entities else None
     try:
         plan = _plan(request, encoding, embedder.dim, query_terms(request.query), pool, config)
         with _reads(store, plan) as store:
-            return _search(request, store, plan, config)
+            return _search(request, store, plan, config, asked)
     finally:
         encoding.rows.cancel()  # not wanted when the search failed before it started
+        if asked is not None:
+            asked.cancel()
 
 
 def _entity_vectors(request: SearchRequest, store: Store, plan: SearchPlan) -> np.ndarray | None:
@@ -135,7 +141,11 @@ def _plan(
 
 
 def _search(
-    request: SearchRequest, store: Store, plan: SearchPlan, config: RetrievalConfig
+    request: SearchRequest,
+    store: Store,
+    plan: SearchPlan,
+    config: RetrievalConfig,
+    asked_kind: Beside[np.ndarray] | None = None,
 ) -> list[Hit]:
     scores = _Scores(request, store, plan, config)
     # What needs no query vector, while the embedding runs: BM25, the matched entities, the
@@ -154,14 +164,17 @@ def _search(
     head = max(request.top_k, config.hop_sources, config.time_depth if asked else 0)
     scores.dense.update(_dense(request, store, plan.vector, plan.pool))  # waits for the vector
     entities = EntitySignal()
+    kind: dict[str, float] = {}
     if matched is not None:
-        matched.read_hub_links(store, scores.dense)
-        entities = matched.signal(config)
-    scored = scores.fuse(entities.widen, entities.boosts, head=head)
+        if asked_kind is not None:  # the kind of thing asked for (``entities.asked``)
+            kind = asked_boosts(asked_kind.result(), request.scope, store, config)
+        matched.read_hub_links(store, [*scores.dense, *kind])
+        entities = matched.signal(config, kind)
+    scored = scores.fuse(entities.widen, entities.boosts, head=head, extra=kind)
     if matched is not None:
         hops = hop_targets([mid for mid, _ in scored], entities.matched, store, config)
         if hops:
-            scored = scores.fuse(entities.widen, entities.boosts, hops, head)
+            scored = scores.fuse(entities.widen, entities.boosts, hops, head, kind)
     records = _RecordReads(store)
     time_boosts: dict[str, float] = {}
     if asked is not None:
@@ -277,18 +290,20 @@ class _Scores:
         boosts: dict[str, tuple[float, str]],
         hops: dict[str, str] | None = None,
         head: int | None = None,
+        extra: Mapping[str, float] | None = None,
     ) -> Ranked:
         """The candidates' fused scores, best first (only the ``head`` best when given): the
         dense and keyword top-N, the memories the entities pull in (``widen``), the hop's
-        targets (``hops``: memory id -> the entity followed)."""
+        targets (``hops``: memory id -> the entity followed), ``extra``'s memories (those of
+        the kind the question asks for)."""
         self.boosts, self.hops = boosts, hops or {}
         known = self._known
         if known is None:
             candidates = set(self.dense) | set(self.keyword) | widen | self.hops.keys()
-            ids, dense, bm25 = self._gather(candidates)
+            ids, dense, bm25 = self._gather(candidates | set(extra or ()))
             terms, rows = self._fusion.bm25_terms(bm25), None
         else:  # known.members holds the keyword top-N and ``widen``
-            ids, dense, bm25, terms, rows = self._gather_known(known)
+            ids, dense, bm25, terms, rows = self._gather_known(known, extra or {})
         if not self.request.signals.dense:
             dense = np.zeros(len(ids))
         self._fused, self._row = (ids, dense, bm25), rows
@@ -303,13 +318,15 @@ class _Scores:
         return ids, self._dense_of(ids), self._keyword_of(ids)
 
     def _gather_known(
-        self, known: _Known
+        self, known: _Known, extra: Mapping[str, float]
     ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, Mapping[str, int]]:
         """``_gather`` from the known candidates' arrays and the newcomers' reads (the dense
-        top-N's and the hop's targets not known), with the BM25 terms and each id's row."""
+        top-N's, the hop's targets and ``extra`` not known), with the BM25 terms and each
+        id's row."""
         members, dense = known.members, self.dense
         newcomers = {mid for mid in dense if mid not in members}
         newcomers.update(mid for mid in self.hops if mid not in members)
+        newcomers.update(mid for mid in extra if mid not in members)
         new_ids, new_dense, new_bm25 = self._gather(newcomers)
         cosines, found = known.cosines(self.plan.vector)
         ids, bm25, terms, rows = known.ids, known.bm25, known.bm25_terms, known.rows

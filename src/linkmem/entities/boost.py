@@ -10,10 +10,10 @@ import numpy as np
 from linkmem.config import RetrievalConfig
 from linkmem.extract.base import EntityKind
 from linkmem.rank.fusion import (
+    NO_BOOST,
     BoostKinds,
     EntityBoosts,
     EntityMatch,
-    best_boosts,
     entity_boost,
     is_name,
 )
@@ -102,29 +102,55 @@ class MatchedEntities:
             )
             self._topic_best = kinds.after(self._topic_best)
 
-    def signal(self, config: RetrievalConfig) -> EntitySignal:
-        """The boosts of the specific entities and of the hubs (read so far)."""
+    def signal(
+        self, config: RetrievalConfig, asked: dict[str, float] | None = None
+    ) -> EntitySignal:
+        """The boosts of the specific entities and of the hubs (read so far), plus ``asked``
+        (memory id -> the boost of naming a thing of the kind the question asks for,
+        ``entities.asked``), which adds to a memory's entity boost."""
+        asked = asked or {}
         if not self.similarity:
-            return EntitySignal()
+            if not asked:
+                return EntitySignal()
+            return EntitySignal(AskedBoosts(BoostKinds([], [], {}), config, asked))
         assert self._hub_links_read, "read_hub_links first: the hubs boost the candidates"
         linked = self._hub_links
         if self._specific_boosts is not None and self._hub_weights is not None:
-            weights, specific = self._hub_weights, self._specific_boosts
-            names = [
-                (weights[i][0], e.text, list(linked[i]))
-                for i, e in self.hubs.items()
-                if i in linked and weights[i][1]
-            ]
-            assert self._topic_best is not None
-            kinds = BoostKinds(specific.topics, specific.names + names, self._topic_best)
-            boosts = EntityBoosts(kinds, config)  # ``best_boosts`` of the specific, then the hubs
-            return EntitySignal(boosts, self.widen, frozenset(self.similarity))
-        hubs = [_match(e, self.similarity, linked[i]) for i, e in self.hubs.items() if i in linked]
-        if self._specific_boosts is None:
-            boosts = best_boosts(self.specific + hubs, config)
+            weights = self._hub_weights
+            kinds = BoostKinds.weighed(
+                (*weights[i], e.text, linked[i]) for i, e in self.hubs.items() if i in linked
+            )
+            kinds = self._specific_boosts.then(kinds)
         else:
-            boosts = best_boosts(hubs, config, self._specific_boosts)
+            hubs = [
+                _match(e, self.similarity, linked[i]) for i, e in self.hubs.items() if i in linked
+            ]
+            if self._specific_boosts is None:
+                kinds = BoostKinds.of(self.specific + hubs, config)
+            else:
+                kinds = self._specific_boosts.then(BoostKinds.of(hubs, config))
+        boosts = AskedBoosts(kinds, config, asked) if asked else EntityBoosts(kinds, config)
         return EntitySignal(boosts, self.widen, frozenset(self.similarity))
+
+
+class AskedBoosts(EntityBoosts):
+    """``EntityBoosts`` (each memory's best boost of an entity the query names, the names
+    gated) with ``asked``'s boosts added on top (``entities.asked``)."""
+
+    def __init__(self, kinds: BoostKinds, config: RetrievalConfig, asked: dict[str, float]):
+        self._asked = asked  # before ``EntityBoosts.__init__``, which calls ``_set``
+        super().__init__(kinds, config)
+
+    def _set(self, names: list[tuple[float, str, list[str]]]) -> None:
+        super()._set(names)
+        get = self.get
+        for memory_id, extra in self._asked.items():
+            boost, entity = get(memory_id, NO_BOOST)
+            self[memory_id] = (boost + extra, entity or ASKED_ENTITY)
+
+
+#: The entity named in a result's score parts when only the kind asked for boosted it.
+ASKED_ENTITY = "(the kind asked for)"
 
 
 def _similar_entities(
