@@ -43,6 +43,7 @@ import json
 import os
 import statistics
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -91,14 +92,20 @@ def instrument(clock: Clock) -> None:
     matched.read_hub_links = clock.wrap("hubs", matched.read_hub_links)
     encoding_module._query_rows = clock.wrap("query_models", encoding_module._query_rows)
     query = encoding_module.QueryEncoding
-    query.vector = clock.wrap("vector_wait", query.vector)
     waited = query.vector
 
     def vector(self):
+        # The searching thread's wait and the vector's arrival there (a store view may wait
+        # for the vector on a side thread too: ``store.sqlite.search_reads.SPLIT_ROWS``).
+        if threading.current_thread() is not threading.main_thread():
+            return waited(self)
+        start = time.perf_counter()
         try:
             return waited(self)
         finally:
-            clock.arrived = clock.arrived or time.perf_counter()
+            now = time.perf_counter()
+            clock.current["vector_wait"] += now - start
+            clock.arrived = clock.arrived or now
 
     query.vector = vector
     original_reads = search_module._reads

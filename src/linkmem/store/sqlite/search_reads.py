@@ -15,6 +15,7 @@ Every other read goes to the store."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from itertools import repeat
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from linkmem.filters import Node
+from linkmem.side_threads import side_pool
 from linkmem.store.prefetch import SearchPlan
 from linkmem.store.sqlite.entity_cache import EntityReads
 from linkmem.store.sqlite.keyword import KeywordStats
@@ -39,9 +41,20 @@ Cosines = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 POSTINGS_PER_CANDIDATE = 4
 
 
+#: A scope of at least this many memories has the query's cosines computed in two halves at
+#: once, the second on a side thread that waits for the query's vector: the product reads the
+#: whole matrix from memory (~0.6 ms at 10k memories), and two cores read it faster. The cut
+#: is a multiple of 64 rows, so each cosine is bit for bit the one product's.
+SPLIT_ROWS = 4096
+
+
 @contextmanager
 def search_reads(store: Any, plan: SearchPlan) -> Iterator[SearchReads]:
-    yield SearchReads(store, plan)
+    reads = SearchReads(store, plan)
+    try:
+        yield reads
+    finally:
+        reads.close()
 
 
 class SearchReads:
@@ -61,8 +74,16 @@ class SearchReads:
         self._scored: tuple[np.ndarray, list[str], np.ndarray] | None = None
         self._rows: dict[str, int] | None = None  # of several scopes' matrices
         self._entities: EntityReads | None = None
+        self._tail: tuple[int, Future[np.ndarray]] | None = None
         if plan.filters is None:
             self._matrices = store._scope_matrices(plan.scope)
+            if plan.dense and len(self._matrices) == 1:
+                self._tail = _start_tail(self._matrices[0].matrix, plan)
+
+    def close(self) -> None:
+        """Drop the side thread's half of the cosines when it has not started."""
+        if self._tail is not None:
+            self._tail[1].cancel()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
@@ -118,8 +139,13 @@ class SearchReads:
                 matrix = np.concatenate([m.matrix for m in matrices]) if matrices else None
             if matrix is None:
                 cosines = np.zeros(0, dtype=np.float32)
+            elif self._tail is not None and vector is self._plan.vector:
+                cut, tail = self._tail
+                head = _product(vector, matrix[:cut])
+                rest = _product(vector, matrix[cut:]) if tail.cancel() else tail.result()
+                cosines = np.concatenate([head, rest])
             else:
-                cosines = (np.asarray([vector], dtype=np.float32) @ matrix.T)[0]
+                cosines = _product(vector, matrix)
             self._scored = (vector, ids, cosines)
         return self._scored[1], self._scored[2]
 
@@ -199,3 +225,21 @@ class SearchReads:
             ranked = self._store.keyword_scores(stats, plan.scope, stats.n_docs, plan.filters)
             self._all = dict(ranked)
         return self._all
+
+
+def _product(vector: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """The cosines of ``vector`` with each row of ``matrix`` (``vectors.top_k_many``'s
+    product)."""
+    return (np.asarray([vector], dtype=np.float32) @ matrix.T)[0]
+
+
+def _start_tail(
+    matrix: np.ndarray | None, plan: SearchPlan
+) -> tuple[int, Future[np.ndarray]] | None:
+    """The second half of the query's cosines with ``matrix``, started on the side pool,
+    where it waits for the query's vector (None: a matrix too small to split)."""
+    if matrix is None or len(matrix) < SPLIT_ROWS:
+        return None
+    cut = (len(matrix) // 2) & ~63
+    tail = matrix[cut:]
+    return cut, side_pool().submit(lambda: _product(plan.vector, tail))
