@@ -138,6 +138,7 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
             *schema.m005_context_terms(old.t, 0)[:3],
             schema.m006_posting_lengths(old.t, 0)[0],
             schema.m007_link_origin(old.t, 0)[0],
+            schema.m010_memory_versions(old.t, 0)[0],
         ]
         for statement in columns:  # columns today's writes use
             old.db.run(statement)
@@ -154,6 +155,7 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
         "m007_link_origin",
         "m008_memory_seq",
         "m009_links_by_entity",
+        "m010_memory_versions",
     ]
     assert kept_counts(new) == {entities["Ana"]: 6, entities["Bo"]: 3, entities["Cy"]: 1}
     assert new.keyword_search(["note", "another"], Scope("u"), 10) == bm25_before

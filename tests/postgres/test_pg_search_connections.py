@@ -56,7 +56,7 @@ def test_a_search_on_connections_the_server_ended_runs_again_on_new_ones(
 def test_a_search_inside_a_block_reads_on_its_connection(pg_dsn: str) -> None:
     """No unchecked connection and no second attempt inside an open transaction: its writes
     are seen, and an error is the block's."""
-    memory = seeded_memory(pg_dsn)
+    memory = seeded_memory(pg_dsn, cached=False)  # inside the block: the server's cosines
     try:
         with memory.store.transaction():
             assert memory.store.db.holds_connection()
@@ -67,7 +67,7 @@ def test_a_search_inside_a_block_reads_on_its_connection(pg_dsn: str) -> None:
 
 
 def test_search_statements_are_prepared_and_planned_for_each_search(pg_dsn: str) -> None:
-    memory = seeded_memory(pg_dsn, connections=1)
+    memory = seeded_memory(pg_dsn, connections=1, cached=False)
     try:
         fetched = all_results(memory)  # each statement runs more than five times
         with plain_reads():
@@ -107,7 +107,7 @@ def test_a_prepared_statement_lost_after_the_first_batches_is_run_again_unprepar
     """The server loses the prepared statements between the first batches and a third round
     trip (second-hop targets outside them): that batch runs again unprepared, with the
     plain answers, and later searches are not prepared."""
-    memory = seeded_memory(pg_dsn, connections=1, **SMALL_POOL, hop_max_links=40)
+    memory = seeded_memory(pg_dsn, connections=1, cached=False, **SMALL_POOL, hop_max_links=40)
     db = memory.store.db
     fetch_first = search_reads.SearchReads.fetch_first
     lost: list[bool] = []

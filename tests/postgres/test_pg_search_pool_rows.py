@@ -23,10 +23,13 @@ pytestmark = pytest.mark.postgres
 SearchReads = search_reads.SearchReads
 
 
+@pytest.mark.parametrize("cached", [True, False], ids=["cached", "server"])
 @pytest.mark.parametrize("retrieval", [{}, SMALL_POOL])
 def test_pool_rows_answer_as_the_plain_store(
-    pg_dsn_18: str, monkeypatch: pytest.MonkeyPatch, retrieval: dict[str, int]
+    pg_dsn_18: str, monkeypatch: pytest.MonkeyPatch, retrieval: dict[str, int], cached: bool
 ) -> None:
+    """Cosines from cached vectors (``dense_cache``) are float32 products: the plain ones to
+    float32 rounding, in the same order; from the server, exactly."""
     memory = seed(
         Memory(
             store="postgres",
@@ -37,6 +40,16 @@ def test_pool_rows_answer_as_the_plain_store(
             retrieval={"entity_pool_max_links": 6, "hop_max_links": 40, **retrieval},
         )
     )
+    if not cached:
+        memory.store.dense_cache.max_bytes = 0  # type: ignore[attr-defined]
+
+    def same(got: list[tuple[str, float]], want: list[tuple[str, float]]) -> bool:
+        if not cached:
+            return got == want
+        return [i for i, _ in got] == [i for i, _ in want] and np.allclose(
+            [c for _, c in got], [c for _, c in want], rtol=0, atol=1e-6
+        )
+
     checked = {"cosines": 0, "absent": 0, "lists": 0}
     cosines_of, memories_of = SearchReads.cosines_of, SearchReads.memories_of_entities
 
@@ -50,10 +63,11 @@ def test_pool_rows_answer_as_the_plain_store(
         by_id = dict(plain)
         assert [i for i, f in zip(ids, found.tolist()) if f] == [i for i in ids if i in by_id]
         assert sims.dtype == np.float64
-        assert sims.tolist() == [by_id[i] for i in ids if i in by_id]
+        wanted = [(i, by_id[i]) for i in ids if i in by_id]
+        assert same(list(zip([i for i, _ in wanted], sims.tolist())), wanted)
         ranked = self.vector_search(plan.vector, plan.scope, len(ids), plan.filters, ids)
-        assert ranked == plain
-        assert self.vector_search(plan.vector, plan.scope, 3, plan.filters, ids) == plain[:3]
+        assert same(ranked, plain)
+        assert same(self.vector_search(plan.vector, plan.scope, 3, plan.filters, ids), plain[:3])
         # the time signal's read of the first results: the plain records' id, text and date
         plain_records = self._store.get_memories(ids)
         assert self.memory_dates(ids) == [(r.id, r.text, r.created_at) for r in plain_records]

@@ -1,12 +1,14 @@
 """One search on PostgreSQL: at most 4 round trips (counted on the wire; the connection is taken
 without the pool's check), with exactly the answers of the plain, one-read-at-a-time path
-(``linkmem.store.postgres.search_reads``)."""
+(``linkmem.store.postgres.search_reads``); from the process's cached vectors
+(``dense_cache``), the same answers up to float32 rounding of the cosines."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import uuid
+from functools import partial
 from typing import Any
 
 import pytest
@@ -16,8 +18,9 @@ from search_reads_cases import QUERIES, SMALL_POOL, all_results, plain_reads, re
 
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
+from linkmem.store.base import NewMemory
 from linkmem.store.postgres import connection, search_reads
-from linkmem.types import Scope
+from linkmem.types import MemoryRecord, Scope
 
 pytestmark = pytest.mark.postgres
 
@@ -70,8 +73,28 @@ def pg_dsn(request: pytest.FixtureRequest) -> str:
     return request.getfixturevalue(f"pg_dsn_{request.param}")
 
 
-def seeded_memory(dsn: str, connections: int = 1, **retrieval: Any) -> Memory:
-    return seed(
+@pytest.fixture(params=[True, False], ids=["cached", "server"])
+def cached(request: pytest.FixtureRequest) -> bool:
+    """Whether searches may read the dense top-k and cosines from cached vectors."""
+    return bool(request.param)
+
+
+def same(fetched: list[Any], plain: list[Any], cached: bool) -> bool:
+    """The plain answers: exactly, or with cached vectors the same memories in the same
+    order, each score within float32 rounding of the server's cosines (they are shown to 6
+    places; the last may differ)."""
+    if not cached:
+        return fetched == plain
+    near = partial(pytest.approx, abs=2e-6)
+
+    def approx(d: dict[str, Any]) -> dict[str, Any]:
+        return {k: near(v) if isinstance(v, float) else v for k, v in d.items()}
+
+    return fetched == [[(i, t, near(s), approx(d)) for i, t, s, d in run] for run in plain]
+
+
+def seeded_memory(dsn: str, connections: int = 1, cached: bool = True, **retrieval: Any) -> Memory:
+    memory = seed(
         Memory(
             store="postgres",
             postgres={"dsn": dsn, "pool_min": connections, "pool_max": connections},
@@ -81,16 +104,19 @@ def seeded_memory(dsn: str, connections: int = 1, **retrieval: Any) -> Memory:
             retrieval={"entity_pool_max_links": 6, **retrieval},
         )
     )
+    if not cached:
+        memory.store.dense_cache.max_bytes = 0  # type: ignore[attr-defined]
+    return memory
 
 
 @pytest.mark.parametrize("retrieval", [{}, SMALL_POOL])
-def test_same_results_as_plain_reads(pg_dsn: str, retrieval: dict[str, int]) -> None:
-    memory = seeded_memory(pg_dsn, **retrieval)
+def test_same_results_as_plain_reads(pg_dsn: str, retrieval: dict[str, int], cached: bool) -> None:
+    memory = seeded_memory(pg_dsn, cached=cached, **retrieval)
     try:
         fetched = all_results(memory)
         with plain_reads():
             plain = all_results(memory)
-        assert fetched == plain
+        assert same(fetched, plain, cached)
         assert any(len(r) > 3 for r in fetched)
     finally:
         memory.close()
@@ -98,7 +124,7 @@ def test_same_results_as_plain_reads(pg_dsn: str, retrieval: dict[str, int]) -> 
 
 @pytest.mark.parametrize("keyword_all", [search_reads.KEYWORD_ALL, 1])
 def test_same_results_on_two_connections(
-    pg_dsn: str, keyword_all: int, monkeypatch: pytest.MonkeyPatch
+    pg_dsn: str, keyword_all: int, monkeypatch: pytest.MonkeyPatch, cached: bool
 ) -> None:
     """With a second pooled connection free, part of each batch runs on it; with fewer
     ``KEYWORD_ALL`` than matching memories, BM25 of the pool is read in the second batch."""
@@ -106,7 +132,7 @@ def test_same_results_on_two_connections(
     # The spare is free here, but on a loaded machine the pool may take longer than the 1 ms
     # a search waits for it (one failure at load ~5): wait as long as it takes.
     monkeypatch.setattr(connection, "SPARE_WAIT", 5.0)
-    memory = seeded_memory(pg_dsn, connections=2, **SMALL_POOL)
+    memory = seeded_memory(pg_dsn, connections=2, cached=cached, **SMALL_POOL)
     seen: list[tuple[bool, bool]] = []
     fetch_first = search_reads.SearchReads.fetch_first
 
@@ -119,18 +145,20 @@ def test_same_results_on_two_connections(
         fetched = all_results(memory)
         with plain_reads():
             plain = all_results(memory)
-        assert fetched == plain
+        assert same(fetched, plain, cached)
         assert all(side for side, _ in seen)
         assert any(not every for _, every in seen) == (keyword_all == 1)
     finally:
         memory.close()
 
 
-def test_reads_outside_the_first_batches(pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reads_outside_the_first_batches(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch, cached: bool
+) -> None:
     """A search whose second hop reaches memories outside the first two batches reads its
     sources' rare entities and those memories in a third round trip, with the plain
     answers; nothing is read after it."""
-    memory = seeded_memory(pg_dsn, **SMALL_POOL, hop_max_links=40)
+    memory = seeded_memory(pg_dsn, cached=cached, **SMALL_POOL, hop_max_links=40)
     fetches: list[int] = []
     reached: list[int] = []
     fetch, fetch_rare = search_reads.SearchReads._fetch, search_reads.SearchReads._fetch_rare
@@ -150,23 +178,25 @@ def test_reads_outside_the_first_batches(pg_dsn: str, monkeypatch: pytest.Monkey
         fetched = [results(memory, q) for q in QUERIES]
         with plain_reads():
             plain = [results(memory, q) for q in QUERIES]
-        assert fetched == plain
+        assert same(fetched, plain, cached)
         assert len([n for n in fetches if n]) == len(QUERIES)  # the pool's batch only
         assert len(reached) == len(QUERIES) and sum(reached) > 0
     finally:
         memory.close()
 
 
-def test_same_results_with_the_entity_index(pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_same_results_with_the_entity_index(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch, cached: bool
+) -> None:
     """Over ``EXACT_ENTITIES`` entities, the nearest entities come from the HNSW index."""
-    memory = seeded_memory(pg_dsn)
+    memory = seeded_memory(pg_dsn, cached=cached)
     try:
         monkeypatch.setattr(search_reads, "EXACT_ENTITIES", 2)
         monkeypatch.setattr("linkmem.store.postgres.entities.EXACT_ENTITIES", 2)
         fetched = [results(memory, q) for q in QUERIES]
         with plain_reads():
             plain = [results(memory, q) for q in QUERIES]
-        assert fetched == plain
+        assert same(fetched, plain, cached)
     finally:
         memory.close()
 
@@ -231,5 +261,28 @@ def test_links_among_gives_the_links_of_the_memories_entities(
         for query in QUERIES:
             results(memory, query)
         assert checked and all(checked)
+    finally:
+        memory.close()
+
+
+def test_a_search_inside_a_transaction_rolls_back_with_it(pg_dsn: str) -> None:
+    """A search inside the caller's open transaction reads on its connection, so it sees the
+    transaction's writes, and queues no BEGIN/COMMIT of its own there: the transaction still
+    rolls back whole (a COMMIT among the search's statements committed the writes before)."""
+    memory = seeded_memory(pg_dsn)
+    store: Any = memory.store
+    at = "2026-01-01T00:00:00+00:00"
+    text = "Lisbon coffee garden"
+    record = MemoryRecord(str(uuid.uuid4()), text, Scope(user_id="alice"), {}, at, at)
+    new = NewMemory(record, memory.embedder.embed_batch([text])[0], ["lisbon", "coffe"])
+    before = store.count_memories()
+    try:
+        with pytest.raises(RuntimeError), store.transaction():
+            store.put_memories([new])
+            assert results(memory, text)[0][:2] == (record.id, text)
+            raise RuntimeError("roll back")
+        assert store.count_memories() == before
+        assert store.get_memories([record.id]) == []
+        assert record.id not in [r[0] for r in results(memory, text)]
     finally:
         memory.close()

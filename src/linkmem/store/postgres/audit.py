@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from linkmem.store.audit import AuditMixin, StoredPostings
+from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import Database
 from linkmem.store.postgres.sql import Tables
 
@@ -58,6 +59,9 @@ class AuditTables(AuditMixin):
     def repair_bookkeeping(self) -> None:
         t = self.t
         with self.db.transaction() as conn:
+            # Scopes first, as every writer (``sql.lock_scopes``): the memories' triggers
+            # update their rows (``m010_memory_versions``).
+            self.db.execute(conn, sql.lock_all_scopes(t))
             self.db.execute(
                 conn,
                 f"DELETE FROM {t.postings} p USING {t.mem} m "

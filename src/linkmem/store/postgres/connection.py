@@ -257,6 +257,7 @@ class Database:
         if self.in_transaction():
             yield self._local.conn
             return
+        self._local.after_commit = []
         with self.connection() as conn:
             try:
                 with conn.transaction():
@@ -267,6 +268,18 @@ class Database:
                         self._local.in_transaction = False
             except psycopg.Error as e:
                 raise wrap_error(e, self.location) from e
+            finally:
+                done, self._local.after_commit = self._local.after_commit, []
+        for call in done:  # committed (an exception skips this)
+            call()
+
+    def after_commit(self, call: Callable[[], None]) -> None:
+        """``call()`` once this thread's open transaction has committed (never, when it rolls
+        back); now when none is open."""
+        if self.in_transaction():
+            self._local.after_commit.append(call)
+        else:
+            call()
 
     def run_in_transaction(self, work: Callable[[], T]) -> T:
         """``work()`` in a transaction, re-run (at most ``MAX_ATTEMPTS`` times, with jittered

@@ -17,6 +17,7 @@ from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import Database, one_connection, retried
+from linkmem.store.postgres.dense_cache import DenseCache
 from linkmem.store.postgres.sql import Tables, filter_sql, in_scopes, vector_literal
 from linkmem.types import MemoryRecord, Scope
 
@@ -43,6 +44,7 @@ class MemoryTables:
 
     db: Database
     t: Tables
+    dense_cache: DenseCache
     k1: float = bm25.K1
     b: float = bm25.B
 
@@ -101,12 +103,18 @@ class MemoryTables:
             )
             for m in group
         ]
-        self.db.execute(
-            conn, sql.insert_memories(self.t), [scope_id, *(list(column) for column in zip(*rows))]
+        seqs = dict(
+            self.db.execute(
+                conn,
+                sql.insert_memories(self.t),
+                [scope_id, *(list(column) for column in zip(*rows))],
+            ).fetchall()
         )
         self._insert_postings(conn, scope_id, group)
         own, ctx = sum(len(m.terms) for m in group), sum(r[8] for r in rows)
-        self.db.execute(conn, sql.add_scope_stats(self.t), (len(group), own, ctx, scope_id))
+        stats = (len(group), own, ctx, scope_id)
+        version = self.db.execute(conn, sql.add_scope_stats(self.t), stats).fetchone()[0]
+        self.dense_cache.follow(scope_id, version, group, seqs)
 
     def _insert_postings(self, conn: Any, scope_id: int | None, docs: list[NewMemory]) -> None:
         postings = [

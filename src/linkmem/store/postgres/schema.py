@@ -241,6 +241,42 @@ def m009_links_by_entity(t: Tables, dim: int) -> list[str]:
     return [f"CREATE INDEX IF NOT EXISTS {name} ON {t.links} (entity, memory) INCLUDE (own)"]
 
 
+def m010_memory_versions(t: Tables, dim: int) -> list[str]:
+    """Each scope's ``mem_version``, moved on by every write that adds, deletes or changes
+    (text, vector, lengths or scope) one of its memories, in that write's transaction: a
+    process caching a scope's vectors (``dense_cache``) knows from one column whether its
+    copy is current, also after another process's write. Kept by statement-level triggers on
+    the memories (as the link counts of m003), so every writer keeps it, older processes
+    and ``repair`` included; a write of metadata alone leaves it. The triggers update scope
+    rows that the write locked first (``sql.lock_scopes``), so they add no lock order."""
+    scopes = t.scopes
+    bump, changed = t.index("_mem_version_bump"), t.index("_mem_version_update")
+    return [
+        f"ALTER TABLE {scopes} ADD COLUMN IF NOT EXISTS mem_version bigint NOT NULL DEFAULT 0",
+        f"""CREATE FUNCTION {bump}() RETURNS trigger LANGUAGE plpgsql AS $body$
+        BEGIN
+            UPDATE {scopes} s SET mem_version = s.mem_version + 1
+            WHERE s.id IN (SELECT scope_id FROM touched);
+            RETURN NULL;
+        END $body$""",
+        f"""CREATE FUNCTION {changed}() RETURNS trigger LANGUAGE plpgsql AS $body$
+        BEGIN
+            UPDATE {scopes} s SET mem_version = s.mem_version + 1 WHERE s.id IN (
+                SELECT unnest(ARRAY[o.scope_id, n.scope_id]) FROM previous o
+                JOIN changed n ON n.id = o.id
+                WHERE (o.text, o.embedding, o.doc_len, o.ctx_len, o.scope_id)
+                    IS DISTINCT FROM (n.text, n.embedding, n.doc_len, n.ctx_len, n.scope_id));
+            RETURN NULL;
+        END $body$""",
+        f"CREATE TRIGGER {t.index('_mem_version_add')} AFTER INSERT ON {t.mem} "
+        f"REFERENCING NEW TABLE AS touched FOR EACH STATEMENT EXECUTE FUNCTION {bump}()",
+        f"CREATE TRIGGER {t.index('_mem_version_sub')} AFTER DELETE ON {t.mem} "
+        f"REFERENCING OLD TABLE AS touched FOR EACH STATEMENT EXECUTE FUNCTION {bump}()",
+        f"CREATE TRIGGER {changed} AFTER UPDATE ON {t.mem} REFERENCING OLD TABLE AS previous "
+        f"NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION {changed}()",
+    ]
+
+
 Migration = Callable[[Tables, int], list[str]]
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -252,6 +288,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m007_link_origin", m007_link_origin),
     ("m008_memory_seq", m008_memory_seq),
     ("m009_links_by_entity", m009_links_by_entity),
+    ("m010_memory_versions", m010_memory_versions),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

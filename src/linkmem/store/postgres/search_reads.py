@@ -5,14 +5,16 @@ settings, query, COMMIT): about 13 round trips, one after another. ``SearchReads
 ahead with psycopg's pipeline mode:
 
 0. the ids of the scopes the search covers (the plain store's lookup) and their sizes;
-1. then: the dense top-k, the BM25 scores (all of them when the scopes hold at most
-   ``KEYWORD_ALL`` memories, else the top-k) and the entities near the query's entities with their
-   records and, for entities with few links, their memories (in links order: the pool's records
-   of 2 give their seqs, ``EntityReads._sequence_lists``);
+1. then: the dense top-k (none when the process holds the scopes' vectors at the versions of
+   0, or their vectors instead when they fit its cache: ``dense_cache``), the BM25 scores
+   (all of them when the scopes hold at most ``KEYWORD_ALL`` memories, else the top-k) and
+   the entities near the query's entities with their records and, for entities with few
+   links, their memories (in links order: the pool's records of 2 give their seqs,
+   ``EntityReads._sequence_lists``);
 2. then, for every memory those can bring into the candidate pool (``S``): records with
-   exact cosine, BM25 (unless all are known; from the first read's N, lengths and idfs, so
-   only the pool's postings are read: ``sql.bm25_given``), and its links to the hubs among
-   the entities of 1 (the hub boosts' ``links_among``);
+   exact cosine (unless cached), BM25 (unless all are known; from the first read's N,
+   lengths and idfs, so only the pool's postings are read: ``sql.bm25_given``), and its
+   links to the hubs among the entities of 1 (the hub boosts' ``links_among``);
 3. when the second hop asks for its sources' entities of at most ``hop_max_links`` links
    (``rare_entities_of_memories``): those, with their records and memories, and beside them
    records with cosine, and BM25, of every memory the hop can reach from the sources (a
@@ -47,6 +49,7 @@ from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import LOST_PREPARED
+from linkmem.store.postgres.dense_cache import DenseReads
 from linkmem.store.postgres.driver import psycopg
 from linkmem.store.postgres.entities import EXACT_ENTITIES, stored_by_key
 from linkmem.store.postgres.memories import (
@@ -55,6 +58,7 @@ from linkmem.store.postgres.memories import (
     bm25_statement,
     ef_search,
 )
+from linkmem.store.postgres.search_dense_reads import DenseSearchReads
 from linkmem.store.postgres.search_entity_reads import EntityReads
 from linkmem.store.postgres.sql import in_scopes, vector_literal
 from linkmem.store.prefetch import SearchPlan
@@ -73,7 +77,7 @@ T = TypeVar("T")
 KEYWORD_ALL = 1000
 
 
-class SearchReads(EntityReads):
+class SearchReads(DenseSearchReads, EntityReads):
     """The reads of one search (see the module docstring); other calls go to the store."""
 
     def __init__(self, store: Any, plan: SearchPlan, conn: Any, side: Any | None = None) -> None:
@@ -113,6 +117,10 @@ class SearchReads(EntityReads):
         self._records: dict[str, Sequence[Any]] = {}
         self._fetched: set[str] = set()  # memories whose cosine, BM25 and record are known
         self._scope_ids: list[int] | None = None
+        # The scopes' versions (round trip 0) and, when their vectors are cached in the
+        # process (``dense_cache``), the search's dense reads from them.
+        self._versions: list[tuple[int, int]] = []
+        self._dense: DenseReads | None = None
         # The query's entity vectors: those of the stored entities its keys find (round trip 0).
         self._entity_vectors = np.zeros((0, plan.dim), dtype=np.float32)
         self._by_key: dict[str, tuple[str, np.ndarray]] = {}
@@ -139,13 +147,22 @@ class SearchReads(EntityReads):
         # With a second connection the dense read runs beside the others.
         conn, side = self._conn, self._side or self._conn
         with self._pipelines():
-            conn.execute("BEGIN READ ONLY")
+            self._begin(conn)
             top = max(plan.pool, n_docs + 1 if n_docs <= KEYWORD_ALL else 0)
             keyword = self._queue_keyword(conn, top) if self._terms else None
             near = self._queue_near(conn) if len(self._entity_vectors) else None
-            conn.execute("COMMIT")
-            # Last: the dense read waits for the query's vector, the others run meanwhile.
-            dense = self._read_only(side, self._queue_dense_top) if plan.dense else None
+            self._commit(conn)
+            # Last: the dense read waits for the query's vector, the others run meanwhile;
+            # from cached vectors none is sent, or the scopes' vectors are read instead.
+            load = self._queue_load(side, n_docs) if plan.dense else None
+            dense = None
+            if plan.dense and self._dense is None and load is None:
+                dense = self._read_only(side, self._queue_dense_top)
+        if load is not None:
+            cache = self._store.dense_cache
+            self._dense = DenseReads(cache.take(load.fetchall(), self._versions))
+        if self._dense is not None:
+            self._dense_top = self._dense.top(plan.vector, plan.pool)
         if dense is not None:
             self._dense_top = [(mid, float(sim)) for mid, sim in dense.fetchall()]
         if keyword is not None:
@@ -189,6 +206,7 @@ class SearchReads(EntityReads):
         if sizes is None:
             return None, KEYWORD_ALL + 1
         rows = sizes.fetchall()
+        self._versions = [(r[0], r[2]) for r in rows]
         return [r[0] for r in rows], sum(r[1] for r in rows)
 
     def _fetch(self, ids: list[str], with_entities: bool = False) -> None:
@@ -260,7 +278,8 @@ class SearchReads(EntityReads):
         conn, side = self._conn, self._side or self._conn
         with self._pipelines():
             in_scope = self._memory_where(None)
-            records = _binary(side, *q.memories_of_ids(self._t, ids, in_scope, self._query))
+            query = None if self._dense is not None else self._query  # no cosine: cached
+            records = _binary(side, *q.memories_of_ids(self._t, ids, in_scope, query))
             wanted = self._keyword_stats is not None and not self._keyword_all
             keyword = self._queue_keyword_of(side, ids) if wanted else None
             other = also(conn) if also is not None else None
@@ -287,20 +306,6 @@ class SearchReads(EntityReads):
         each connection's server process runs its own at the same time."""
         with self._conn.pipeline(), self._side.pipeline() if self._side else nullcontext():
             yield
-
-    @staticmethod
-    def _read_only(conn: Any, queue: Callable[[Any], Any]) -> Any:
-        conn.execute("BEGIN READ ONLY")
-        cursor = queue(conn)
-        conn.execute("COMMIT")
-        return cursor
-
-    def _queue_dense_top(self, conn: Any) -> Any:
-        pool = self._plan.pool
-        conn.execute(sql.ann_settings(), (ef_search(pool),))
-        gate = q.exact_scan_gate(self._t, self._scope_ids, pool)
-        statement = q.dense_first(self._t, self._memory_where(None), gate, self._query, pool)
-        return _binary(conn, *statement)
 
     def _queue_keyword(self, conn: Any, k: int) -> Any:
         """The top ``k`` by BM25, then a row of the statistics (``sql.bm25``)."""
@@ -345,55 +350,6 @@ class SearchReads(EntityReads):
         return scope == self._plan.scope and filters is self._plan.filters
 
     # reads -----------------------------------------------------------------------------------
-    def vector_search(
-        self,
-        vector: np.ndarray,
-        scope: Scope,
-        k: int,
-        filters: Node | None = None,
-        ids: Sequence[str] | None = None,
-    ) -> Ranked:
-        if vector is not self._plan.vector or not self._same(scope, filters):
-            return self._store.vector_search(vector, scope, k, filters, ids)
-        if ids is None:
-            if self._dense_top is not None and k == self._plan.pool:
-                return list(self._dense_top)
-            return self._store.vector_search(vector, scope, k, filters, ids)
-        if k <= 0 or not ids:
-            return []
-        self._fetch(list(ids))
-        rows = self._records
-        asked = map(rows.get, dict.fromkeys(ids))
-        found = [r for r in asked if r is not None and r[-1] is not None]
-        if not found:
-            return []
-        # vector_exact's order: cosine descending, then memory seq (unique).
-        mids, *_, seqs, sims = zip(*found)
-        order = np.lexsort((np.array(seqs), -np.array(sims, dtype=np.float64)))[:k].tolist()
-        return [(mids[i], sims[i]) for i in order]
-
-    def cosines_of(self, ids: Sequence[str]) -> Callable[[np.ndarray], tuple[Any, Any]]:
-        """The cosines ``vector_search(..., ids=ids)`` of the plan's scope and filters gives
-        (``linkmem.search``): a function of the vector giving those of the ``ids`` that have
-        one (float64, in the order of ``ids``) and which of ``ids`` they are (a mask). Looked
-        up in the pool's rows, read once."""
-        self._fetch(list(ids))
-        rows = self._records
-        sims = np.array(
-            [r[-1] if r is not None else None for r in map(rows.get, ids)], dtype=np.float64
-        )  # None (no cosine) -> NaN
-        found = ~np.isnan(sims)
-
-        def cosines(vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            if vector is self._plan.vector:
-                return sims[found], found
-            plan = self._plan
-            got = dict(self.vector_search(vector, plan.scope, len(ids), plan.filters, ids))
-            mask = np.fromiter((i in got for i in ids), bool, len(ids))
-            return np.fromiter((got[i] for i in ids if i in got), np.float64), mask
-
-        return cosines
-
     def keyword_search(
         self,
         terms: Sequence[str],

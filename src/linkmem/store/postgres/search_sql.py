@@ -33,9 +33,10 @@ EXACT_SCAN_RATIO = 16.0
 
 
 def scope_sizes(t: Tables, keys: list[str]) -> str:
-    """``sql.select_scopes`` with each scope's number of memories (``n_docs``)."""
+    """``sql.select_scopes`` with each scope's number of memories (``n_docs``) and version
+    (``mem_version``, ``dense_cache``)."""
     where = " AND ".join(f"{k} = %s" for k in keys) or "TRUE"
-    return f"SELECT id, n_docs FROM {t.scopes} WHERE {where} ORDER BY id"
+    return f"SELECT id, n_docs, mem_version FROM {t.scopes} WHERE {where} ORDER BY id"
 
 
 def entities_by_key(t: Tables, keys: list[str]) -> str:

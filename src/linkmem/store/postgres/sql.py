@@ -116,10 +116,11 @@ def lock_all_scopes(t: Tables) -> str:
 
 
 def add_scope_stats(t: Tables) -> str:
-    """Adjust document count and total length of one scope (row-locks it until commit)."""
+    """Adjust document count and total length of one scope (row-locks it until commit); the
+    scope's ``mem_version`` after it."""
     return (
         f"UPDATE {t.scopes} SET n_docs = n_docs + %s, total_len = total_len + %s, "
-        "ctx_total = ctx_total + %s WHERE id = %s"
+        "ctx_total = ctx_total + %s WHERE id = %s RETURNING mem_version"
     )
 
 
@@ -141,7 +142,7 @@ def insert_memories(t: Tables) -> str:
         "SELECT i, %s::bigint, x, md::jsonb, r, a, ca, ua, dl, cl, e::vector "
         "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
         "%s::text[], %s::int[], %s::bigint[], %s::text[]) "
-        "AS u(i, x, md, r, a, ca, ua, dl, cl, e)"
+        "AS u(i, x, md, r, a, ca, ua, dl, cl, e) RETURNING id, seq"
     )
 
 

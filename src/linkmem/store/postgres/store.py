@@ -12,6 +12,7 @@ from linkmem.store.names import check_collection
 from linkmem.store.postgres import schema, sql
 from linkmem.store.postgres.audit import AuditTables
 from linkmem.store.postgres.connection import Database, one_connection, retried
+from linkmem.store.postgres.dense_cache import DenseCache
 from linkmem.store.postgres.entities import EntityTables
 from linkmem.store.postgres.keys import KeyTables
 from linkmem.store.postgres.memories import MemoryTables
@@ -51,6 +52,8 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         self.t = Tables(check_collection(collection))
         self.dim = dim
         self.db = Database(dsn, pool_min, pool_max)
+        # Each searched scope's vectors, current while its mem_version is (``dense_cache``).
+        self.dense_cache = DenseCache(self.db, self.t, dim)
         try:
             self.applied_on_open = schema.migrate(self.db, self.t, dim)
         except BaseException:
@@ -72,6 +75,7 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
 
     def close(self) -> None:
         self.db.close()
+        self.dense_cache.matrices.clear()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
