@@ -88,18 +88,29 @@ def worker(args: argparse.Namespace) -> None:
         command, _, payload = line.strip().partition(" ")
         if command == "quit":
             break
-        out = []
+        out: list[Any] = []
         for scope, query in json.loads(payload):
             if command == "warm":
+                started = time.perf_counter()
                 memory.search(query, user_id=scope)
+                out.append((time.perf_counter() - started) * 1000)
                 continue
             cpu, started = time.process_time(), time.perf_counter()
             found = memory.search(query, user_id=scope, top_k=10, explain=True)
             wall, cpu = time.perf_counter() - started, time.process_time() - cpu
             digest = hashlib.sha1(json.dumps(found, sort_keys=True).encode()).hexdigest()
-            out.append([wall * 1000, cpu * 1000, digest])
+            scores = [[h["id"], h["score"], h["score_details"]["dense"]] for h in found["results"]]
+            out.append([wall * 1000, cpu * 1000, digest, scores])
         print(json.dumps(out), flush=True)
+    print(json.dumps({"peak_rss_mb": peak_rss_mb()}), flush=True)
     memory.close()
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set (``ru_maxrss``, KiB on Linux), in MB."""
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def server_cpu_ms(postmaster: int | None) -> float:
@@ -243,15 +254,17 @@ def run(args: argparse.Namespace) -> None:
         return json.loads(worker.stdout.readline())  # type: ignore[union-attr]
 
     sets = {k: v for k, v in searches(args.queries, args.size).items() if k in args.kinds}
+    first: dict[str, float] = {}  # each worker's first search (a cache's load)
     for name in workers:
         everything = [item for items in sets.values() for item in items]
-        ask(name, "warm", everything + everything)
+        first[name] = round(ask(name, "warm", everything + everything)[0], 2)
     postmaster = postmaster_of(args.dsn)
     keys = [(v, k) for v in workers for k in sets]
     times: dict[Any, list[list[float]]] = {key: [[] for _ in sets[key[1]]] for key in keys}
     cpu: dict[Any, list[float]] = {key: [] for key in keys}
     server: dict[Any, list[float]] = {key: [] for key in keys}
     digests: dict[Any, list[set[str]]] = {key: [set() for _ in sets[key[1]]] for key in keys}
+    ranked: dict[Any, list[Any]] = {key: [None for _ in sets[key[1]]] for key in keys}
     load_before = os.getloadavg()
     for round_ in range(args.rounds):
         for kind, items in sets.items():
@@ -264,16 +277,20 @@ def run(args: argparse.Namespace) -> None:
                     spent = server_cpu_ms(postmaster) - before
                     if backends[name] == "postgres":
                         server[name, kind].append(spent / len(answers))
-                    for i, (wall, used, digest) in enumerate(answers):
+                    for i, (wall, used, digest, scores) in enumerate(answers):
                         times[name, kind][start + i].append(wall)
                         cpu[name, kind].append(used)
                         digests[name, kind][start + i].add(digest)
+                        ranked[name, kind][start + i] = scores
     load_after = os.getloadavg()
-    for worker in workers.values():
+    peak = {}
+    for name, worker in workers.items():
         worker.stdin.write("quit\n")  # type: ignore[union-attr]
         worker.stdin.flush()  # type: ignore[union-attr]
+        peak[name] = json.loads(worker.stdout.readline())["peak_rss_mb"]  # type: ignore[union-attr]
         worker.wait()
-    report = summary(sets, variants, backends, times, cpu, server, digests)
+    report = summary(sets, variants, backends, times, cpu, server, digests, ranked)
+    report["first_search_ms"], report["peak_rss_mb"] = first, peak
     report["load"] = [round(load_before[0], 2), round(load_after[0], 2)]
     report["rounds"], report["queries"] = args.rounds, args.queries
     print(json.dumps(report, indent=1))
@@ -289,6 +306,7 @@ def summary(
     cpu: dict[Any, list[float]],
     server: dict[Any, list[float]],
     digests: dict[Any, list[set[str]]],
+    ranked: dict[Any, list[Any]],
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"variants": variants}
     for kind in sets:
@@ -313,8 +331,29 @@ def summary(
                 if backends[a] == backends[b] == "postgres":
                     same = [da == db for da, db in zip(digests[a, kind], digests[b, kind])]
                     rows[f"{a}/{b}"]["identical"] = f"{sum(same)}/{len(same)}"
+                    rows[f"{a}/{b}"].update(compared(ranked[a, kind], ranked[b, kind]))
         out[kind] = rows
     return out
+
+
+def compared(a: list[Any], b: list[Any]) -> dict[str, Any]:
+    """Two variants' last results of each query: how many rank the same memories in the same
+    order, and the largest difference of a score or a cosine between them there (cosines
+    from cached float32 vectors differ from the server's in the last places)."""
+    ranked = [[h[0] for h in x] == [h[0] for h in y] for x, y in zip(a, b)]
+    diffs = [
+        abs(p - q)
+        for x, y, same in zip(a, b, ranked)
+        if same
+        for hx, hy in zip(x, y)
+        for p, q in zip(hx[1:], hy[1:])
+        if p is not None and q is not None
+    ]
+    return {
+        "same_ranking": f"{sum(ranked)}/{len(ranked)}",
+        "differing": [i for i, same in enumerate(ranked) if not same],
+        "max_score_diff": max(diffs, default=0.0),
+    }
 
 
 def main() -> None:
