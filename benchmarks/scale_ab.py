@@ -81,8 +81,9 @@ def load(args: argparse.Namespace) -> None:
 def worker(args: argparse.Namespace) -> None:
     """Answer 'warm'/'run' lines of JSON [[scope, query], ...] from the driver."""
     memory = Memory(**settings(args.backend, args.dsn, args.sqlite))
-    if hasattr(memory.embedder, "vector_cache"):
-        memory.embedder.vector_cache = VectorCache(100_000)  # type: ignore[attr-defined]
+    if hasattr(memory.embedder, "vector_cache"):  # --models: no memo, the model every time
+        memo = VectorCache(0 if args.models else 100_000)
+        memory.embedder.vector_cache = memo  # type: ignore[attr-defined]
     print(json.dumps({"ready": linkmem.__file__}), flush=True)
     for line in sys.stdin:
         command, _, payload = line.strip().partition(" ")
@@ -240,6 +241,7 @@ def run(args: argparse.Namespace) -> None:
     for name, tree in variants.items():
         src = str(Path(tree).resolve() / "src")
         command = [sys.executable, __file__, "worker", "--backend", backends[name]]
+        command += ["--models"] if args.models else []
         command += ["--dsn", args.dsn, "--sqlite", args.sqlite]
         env = {**os.environ, "PYTHONPATH": src}
         workers[name] = subprocess.Popen(
@@ -369,6 +371,12 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100, help="per scope kind")
     parser.add_argument("--kinds", default="big,small", help="scope kinds: big, small")
     parser.add_argument("--backend", default="postgres", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--models",
+        action="store_true",
+        help="run: the query's model on every search (no memo of query vectors): a full "
+        "search, not the store side alone",
+    )
     parser.add_argument("--out")
     args = parser.parse_args()
     commands = {"load": load, "run": run, "worker": worker, "statements": statements}
