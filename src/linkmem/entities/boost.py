@@ -116,11 +116,15 @@ class MatchedEntities:
         assert self._hub_links_read, "read_hub_links first: the hubs boost the candidates"
         linked = self._hub_links
         if self._specific_boosts is not None and self._hub_weights is not None:
-            weights = self._hub_weights
-            kinds = BoostKinds.weighed(
-                (*weights[i], e.text, linked[i]) for i, e in self.hubs.items() if i in linked
-            )
-            kinds = self._specific_boosts.then(kinds)
+            # The hubs' topics were merged as their links were read (``read_hub_links``).
+            weights, specific = self._hub_weights, self._specific_boosts
+            names = [
+                (weights[i][0], e.text, list(linked[i]))
+                for i, e in self.hubs.items()
+                if i in linked and weights[i][1]
+            ]
+            assert self._topic_best is not None
+            kinds = BoostKinds(specific.topics, specific.names + names, self._topic_best)
         else:
             hubs = [
                 _match(e, self.similarity, linked[i]) for i, e in self.hubs.items() if i in linked
