@@ -36,6 +36,11 @@ def hop_targets(
     sources = list(ranked_ids[: config.hop_sources])
     if not sources or config.hop_weight <= 0:
         return {}
+    # The store's ``hop_may_reach`` (an optional read, the SQLite search view's) says when no
+    # source owns an entity that another memory owns: most searches (the rest read the store).
+    may_reach = getattr(store, "hop_may_reach", None)
+    if may_reach is not None and may_reach(sources, query_matched, config.hop_max_links) is False:
+        return {}
     rare = {
         entity.id: entity.text
         for entities in _rare_entities_of(store, sources, config.hop_max_links).values()

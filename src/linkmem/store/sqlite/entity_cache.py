@@ -16,6 +16,15 @@ a search's SQL reads of their links to its candidates) are read once the searche
 versions have spent as much on SQL (``LINKS_PER_SEARCH``): a scope written between every few
 searches reads the hubs' links to the candidates in SQL as before.
 
+The second hop (``linkmem.entities.hop``) follows the entities of at most ``hop_max_links``
+own links that its sources own to the other memories owning them. Few entities have two to
+``hop_max_links`` own links (13 links in the 1k bench scope, 34 at 10k), so a scope's are read
+in one statement (``HopIndex``, kept at the scope's versions like the rest) once enough
+searches ran at the same versions (``HOP_MEMORIES_PER_SEARCH``), and a search whose sources
+own none of them, but the ones the query matched, skips the hop's two statements
+(``EntityReads.hop_may_reach``). It holds the scope's own entities: a memory is linked to
+entities of its scope (the linker's), whose writes move the scope's versions.
+
 Bounded: ``DEFAULT_ENTITY_CACHE_BYTES`` per store (estimated bytes of records and lists);
 past it the least recently searched scopes are dropped.
 
@@ -27,7 +36,7 @@ store's connection lock, then the file's, then a cache's: ``sqlite.connection``)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +53,11 @@ DEFAULT_ENTITY_CACHE_BYTES = 32 * 2**20
 #: candidates: lists are read once the searches before at the same versions times this
 #: reach the hubs' link count (at 1k, ~120 links: from the second search).
 LINKS_PER_SEARCH = 2000
+
+#: The hop's reads of one search cost about as much as reading the ``HopIndex`` of a scope of
+#: this many memories: a scope's index is read once the searches before at the same versions
+#: times this reach its memories (at 1k from the second search).
+HOP_MEMORIES_PER_SEARCH = 1000
 
 #: A scope's (ent_version, mem_version).
 Versions = tuple[int, int]
@@ -69,6 +83,46 @@ class LoadedEntities:
     committed: bool
 
 
+@dataclass(frozen=True)
+class HopIndex:
+    """A scope's entities of 2 to ``max_links`` own links (those a hop can follow from one
+    memory to another): the ones each memory owns (``of_memory``) and each one's memories
+    (``members``), all by public id."""
+
+    max_links: int
+    of_memory: dict[str, tuple[str, ...]]
+    members: dict[str, tuple[str, ...]]
+
+    @classmethod
+    def of_links(cls, max_links: int, links: Iterable[tuple[str, str]]) -> HopIndex:
+        """From (entity id, memory id) own links."""
+        of_memory: dict[str, list[str]] = {}
+        members: dict[str, list[str]] = {}
+        for entity_id, memory_id in links:
+            of_memory.setdefault(memory_id, []).append(entity_id)
+            members.setdefault(entity_id, []).append(memory_id)
+        return cls(
+            max_links,
+            {m: tuple(e) for m, e in of_memory.items()},
+            {e: tuple(m) for e, m in members.items()},
+        )
+
+    @property
+    def nbytes(self) -> int:
+        return _LIST_BYTES * (len(self.of_memory) + len(self.members))
+
+    def may_reach(self, sources: Sequence[str], excluded: Collection[str]) -> bool:
+        """Whether one of ``sources`` (memories of the scope) owns an entity not in
+        ``excluded`` that another memory than the sources owns too."""
+        for source in sources:
+            for entity_id in self.of_memory.get(source, ()):
+                if entity_id not in excluded and any(
+                    m not in sources for m in self.members[entity_id]
+                ):
+                    return True
+        return False
+
+
 @dataclass
 class ScopeEntities:
     """One scope's cached entities at one pair of versions."""
@@ -78,6 +132,7 @@ class ScopeEntities:
     links: dict[str, np.ndarray] = field(default_factory=dict)  # rows in the scope's matrix
     searches: int = 0  # searches that opened at these versions
     nbytes: int = _SCOPE_BYTES
+    hops: HopIndex | None = None
 
 
 class EntityCache(ScopeBudget[ScopeEntities]):
@@ -126,6 +181,27 @@ class EntityCache(ScopeBudget[ScopeEntities]):
             added += sum(_LIST_BYTES + r.nbytes for i, r in links.items() if i not in entry.links)
             entry.records.update(records)
             entry.links.update(links)
+            entry.nbytes += added
+            self._bytes += added
+            self._evict()
+
+    def hop_index(self, scope_id: int, versions: Versions, max_links: int) -> HopIndex | None:
+        """The scope's ``HopIndex`` for ``max_links`` held at exactly ``versions``."""
+        with self._lock:
+            entry = self._entries.get(scope_id)
+            if entry is None or entry.versions != versions:
+                return None
+            hops = entry.hops
+            return hops if hops is not None and hops.max_links == max_links else None
+
+    def remember_hops(self, scope_id: int, versions: Versions, index: HopIndex) -> None:
+        """Keep the scope's ``HopIndex`` read at ``versions``."""
+        with self._lock:
+            entry = self._entry(scope_id, versions)
+            if entry is None:
+                return
+            added = index.nbytes - (entry.hops.nbytes if entry.hops is not None else 0)
+            entry.hops = index
             entry.nbytes += added
             self._bytes += added
             self._evict()
@@ -231,6 +307,34 @@ class EntityReads:
                 out[entity_id] = sorted(ids_of[r] for r in hits.tolist())
         return out
 
+    def hop_may_reach(
+        self, sources: Sequence[str], excluded: Collection[str], max_links: int
+    ) -> bool | None:
+        """Whether the second hop from ``sources`` can reach a memory (``HopIndex.may_reach``;
+        the entities of ``excluded`` not followed); None when not known here (a source out of
+        the scopes' matrices, an index not read yet): the hop reads the store."""
+        indexes: list[tuple[ScopeView, HopIndex]] = []
+        for view in self._views.values():
+            index = self._cache.hop_index(view.scope_id, view.versions, max_links)
+            if index is None and view.searches * HOP_MEMORIES_PER_SEARCH >= len(view.matrix.ids):
+                index = self._read_hop_index(view, max_links)
+            if index is not None:
+                indexes.append((view, index))
+        for source in sources:
+            if not any(source in view.matrix.row_of for view, _ in indexes):
+                return None
+        return any(index.may_reach(sources, excluded) for _, index in indexes)
+
+    def _read_hop_index(self, view: ScopeView, max_links: int) -> HopIndex | None:
+        """The scope's ``HopIndex``, kept when read from committed data at the versions the
+        search opened at (None when read at others)."""
+        index, versions, committed = _read_hop_index(self._store, view.scope_id, max_links)
+        if versions != view.versions:
+            return None
+        if committed:
+            self._cache.remember_hops(view.scope_id, view.versions, index)
+        return index
+
     def _rows(self, ids: list[str], load: bool) -> dict[str, tuple[ScopeView, np.ndarray]]:
         """entity id -> its scope and its memories' rows in the scope's matrix: held, or
         (``load``) read. Left out: what is not held nor read, and what was read at other
@@ -267,6 +371,30 @@ class EntityReads:
             if records or links.get(scope_id):
                 self._cache.remember(scope_id, view.versions, records, links.get(scope_id, {}))
         return out
+
+
+def _read_hop_index(
+    store: Any, scope_id: int, max_links: int
+) -> tuple[HopIndex, Versions | None, bool]:
+    """The scope's ``HopIndex`` (entities of the scope: a memory is linked to its scope's
+    entities), the scope's versions it was read at and whether from committed data; one
+    snapshot. An entity's own links are walked only up to the ``max_links``-th."""
+    c, db = store.c, store.db
+    with db.snapshot() as committed:
+        links = db.rows(
+            f"SELECT e.id, m.id FROM {c}_entities e "
+            f"JOIN {c}_links l ON l.entity = e.rowid AND l.own JOIN {c} m ON m.rowid = l.memory "
+            f"WHERE e.scope_id = ? AND EXISTS (SELECT 1 FROM {c}_links o "
+            "WHERE o.entity = e.rowid AND o.own LIMIT 1 OFFSET 1) AND NOT EXISTS (SELECT 1 "
+            f"FROM {c}_links o WHERE o.entity = e.rowid AND o.own LIMIT 1 OFFSET ?) "
+            "ORDER BY e.rowid, m.rowid",
+            [scope_id, max(0, max_links)],
+        )
+        versions = db.rows(
+            f"SELECT ent_version, mem_version FROM {c}_scopes WHERE id = ?", [scope_id]
+        )
+    found = (versions[0][0], versions[0][1]) if versions else None
+    return HopIndex.of_links(max_links, links), found, committed
 
 
 def _mask(matrix: ScopeMatrix, memory_ids: Sequence[str]) -> np.ndarray:

@@ -14,7 +14,7 @@ Every other read goes to the store."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from itertools import repeat
@@ -176,6 +176,13 @@ class SearchReads:
         self, entity_ids: Sequence[str], memory_ids: Sequence[str]
     ) -> dict[str, list[str]]:
         return self._entity_reads().links_among(entity_ids, memory_ids)
+
+    def hop_may_reach(
+        self, sources: Sequence[str], excluded: Collection[str], max_links: int
+    ) -> bool | None:
+        """Whether the second hop from ``sources`` can reach a memory, from the entity cache
+        (``EntityReads.hop_may_reach``); None: not known, read the store."""
+        return self._entity_reads().hop_may_reach(sources, excluded, max_links)
 
     def _entity_reads(self) -> EntityReads:
         if self._entities is None:
