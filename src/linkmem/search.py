@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from itertools import compress, repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -157,7 +158,7 @@ def _search(
     scores.complete_keyword(widen)
     if matched is not None:
         matched.read_hub_links(store, scores.keyword)
-    scores.prepare(set(scores.keyword) | widen)
+    scores.prepare(set(scores.keyword) | widen, matched.topic_best if matched else None)
     asked = query_time(request.query) if request.signals.time else None
     # Only the best results are ranked and listed: those kept, the hop's sources, and those
     # the time signal reads.
@@ -169,7 +170,7 @@ def _search(
         if asked_kind is not None:  # the kind of thing asked for (``entities.asked``)
             kind = asked_boosts(asked_kind.result(), request.scope, store, config)
         matched.read_hub_links(store, [*scores.dense, *kind])
-        entities = matched.signal(config, kind)
+        entities = matched.candidate_boosts(config, kind)
     scored = scores.fuse(entities.widen, entities.boosts, head=head, extra=kind)
     if matched is not None:
         hops = hop_targets([mid for mid, _ in scored], entities.matched, store, config)
@@ -234,8 +235,9 @@ Cosines = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 class _Known:
     """The candidates known before the query's vector (``ids``: ``members`` listed), their raw
     BM25 and its terms of the fused score (``Fusion.bm25_terms``), each id's index in ``ids``
-    (``rows``), and a function of the vector that gives their cosines
-    (``SearchReads.cosines_of``)."""
+    (``rows``), a function of the vector that gives their cosines
+    (``SearchReads.cosines_of``) and their best topic boosts (``topics``:
+    ``MatchedEntities.topic_best``, final for them once their hub links are read)."""
 
     members: set[str]
     ids: list[str]
@@ -243,6 +245,7 @@ class _Known:
     bm25_terms: np.ndarray
     rows: dict[str, int]
     cosines: Cosines
+    topics: np.ndarray | None = None
 
 
 @dataclass
@@ -270,19 +273,27 @@ class _Scores:
         _complete_keyword(self.request, self.store, self.plan.terms, missing, self.keyword)
         self._keyword_asked |= missing
 
-    def prepare(self, known: set[str]) -> None:
+    def prepare(
+        self, known: set[str], topic_best: Mapping[str, tuple[float, str]] | None = None
+    ) -> None:
         """Before the query's vector: the candidates known so far (the keyword top-N and the
         memories the entities pull in), their BM25 and its terms of the fused score, their
         rows when the store looks cosines up (``cosines_of``), so ``fuse`` gathers only the
-        newcomers' scores."""
+        newcomers' scores; with ``topic_best`` (each memory's best topic boost, final for
+        these), their topic boosts (``CandidateBoosts.align``)."""
         cosines_of = getattr(self.store, "cosines_of", None)
         ids = list(known)
         cosines = cosines_of(ids) if cosines_of is not None else None
         if cosines is not None:
-            bm25 = np.fromiter(map(self.keyword.get, ids, repeat(0.0)), np.float64, len(ids))
+            n = len(ids)
+            bm25 = np.fromiter(map(self.keyword.get, ids, repeat(0.0)), np.float64, n)
             terms = self._fusion.bm25_terms(bm25)
-            rows = dict(zip(ids, range(len(ids))))
-            self._known = _Known(known, ids, bm25, terms, rows, cosines)
+            rows = dict(zip(ids, range(n)))
+            topics = None
+            if topic_best is not None:
+                best = map(topic_best.get, ids, repeat(NO_BOOST))
+                topics = np.fromiter(map(itemgetter(0), best), np.float64, n)
+            self._known = _Known(known, ids, bm25, terms, rows, cosines, topics)
 
     def fuse(
         self,
@@ -303,7 +314,10 @@ class _Scores:
             ids, dense, bm25 = self._gather(candidates | set(extra or ()))
             terms, rows = self._fusion.bm25_terms(bm25), None
         else:  # known.members holds the keyword top-N and ``widen``
-            ids, dense, bm25, terms, rows = self._gather_known(known, extra or {})
+            ids, dense, bm25, terms, rows, topics = self._gather_known(known, extra or {})
+            align = getattr(boosts, "align", None)  # ``CandidateBoosts``
+            if align is not None and topics is not None:
+                align(ids, topics)
         if not self.request.signals.dense:
             dense = np.zeros(len(ids))
         self._fused, self._row = (ids, dense, bm25), rows
@@ -319,10 +333,10 @@ class _Scores:
 
     def _gather_known(
         self, known: _Known, extra: Mapping[str, float]
-    ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, Mapping[str, int]]:
+    ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, Mapping[str, int], np.ndarray | None]:
         """``_gather`` from the known candidates' arrays and the newcomers' reads (the dense
-        top-N's, the hop's targets and ``extra`` not known), with the BM25 terms and each
-        id's row."""
+        top-N's, the hop's targets and ``extra`` not known), with the BM25 terms, each id's
+        row and the known ones' topic boosts (the first of ``ids``)."""
         members, dense = known.members, self.dense
         newcomers = {mid for mid in dense if mid not in members}
         newcomers.update(mid for mid in self.hops if mid not in members)
@@ -330,9 +344,11 @@ class _Scores:
         new_ids, new_dense, new_bm25 = self._gather(newcomers)
         cosines, found = known.cosines(self.plan.vector)
         ids, bm25, terms, rows = known.ids, known.bm25, known.bm25_terms, known.rows
+        topics = known.topics
         if not found.all():  # some known ids out of the scope's matrices
             ids = list(compress(ids, found.tolist()))
             bm25, terms, rows = bm25[found], terms[found], dict(zip(ids, range(len(ids))))
+            topics = topics[found] if topics is not None else None
         if new_ids:
             rows = dict(rows)
             rows.update(zip(new_ids, range(len(ids), len(ids) + len(new_ids))))
@@ -340,7 +356,7 @@ class _Scores:
             cosines = np.concatenate([cosines, new_dense])
             new_terms = self._fusion.bm25_terms(new_bm25)
             bm25, terms = np.concatenate([bm25, new_bm25]), np.concatenate([terms, new_terms])
-        return ids, cosines, bm25, terms, rows
+        return ids, cosines, bm25, terms, rows, topics
 
     def _dense_of(self, ids: list[str]) -> np.ndarray:
         return np.fromiter(map(self.dense.__getitem__, ids), np.float64, len(ids))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import itemgetter
 
 import numpy as np
 
@@ -11,11 +13,13 @@ from linkmem.config import RetrievalConfig
 from linkmem.extract.base import EntityKind
 from linkmem.rank.fusion import (
     NO_BOOST,
+    Boost,
     BoostKinds,
     EntityBoosts,
     EntityMatch,
     entity_boost,
     is_name,
+    name_gates,
 )
 from linkmem.store.base import Store
 from linkmem.types import EntityRecord, Scope
@@ -23,11 +27,12 @@ from linkmem.types import EntityRecord, Scope
 
 @dataclass(frozen=True)
 class EntitySignal:
-    """``boosts``: memory id -> (best boost, the stored entity that gave it). ``widen``: the
+    """``boosts``: memory id -> (best boost, the stored entity that gave it) (a search's:
+    ``CandidateBoosts``, the same for its candidates). ``widen``: the
     memories that join the candidate pool because a specific entity links them. ``matched``:
     the ids of the stored entities the query matched."""
 
-    boosts: dict[str, tuple[float, str]] = field(default_factory=dict)
+    boosts: Mapping[str, tuple[float, str]] | CandidateBoosts = field(default_factory=dict)
     widen: set[str] = field(default_factory=set)
     matched: frozenset[str] = frozenset()
 
@@ -113,6 +118,32 @@ class MatchedEntities:
             if not asked:
                 return EntitySignal()
             return EntitySignal(AskedBoosts(BoostKinds([], [], {}), config, asked))
+        kinds = self._kinds(config)
+        boosts = AskedBoosts(kinds, config, asked) if asked else EntityBoosts(kinds, config)
+        return EntitySignal(boosts, self.widen, frozenset(self.similarity))
+
+    def candidate_boosts(
+        self, config: RetrievalConfig, asked: dict[str, float] | None = None
+    ) -> EntitySignal:
+        """``signal`` with its boosts as ``CandidateBoosts``: what a search fuses (no dict of
+        every boosted memory is built; the fusion reads the candidates' boosts as an array)."""
+        if not self.similarity:
+            return EntitySignal(CandidateBoosts(BoostKinds([], [], {}), config, asked))
+        kinds = self._kinds(config)
+        boosts = CandidateBoosts(kinds, config, asked)
+        return EntitySignal(boosts, self.widen, frozenset(self.similarity))
+
+    @property
+    def topic_best(self) -> dict[str, tuple[float, str]] | None:
+        """Each memory's best topic boost so far (None: not merged as read, ``signal`` builds
+        it). The memories asked by a read of the hubs' links keep theirs after later reads:
+        a search takes the boosts of the candidates known before the vector from here."""
+        if self._specific_boosts is None or self._hub_weights is None:
+            return None
+        return self._topic_best
+
+    def _kinds(self, config: RetrievalConfig) -> BoostKinds:
+        """The specific entities' and the hubs' (read so far) boosts by kind."""
         assert self._hub_links_read, "read_hub_links first: the hubs boost the candidates"
         linked = self._hub_links
         if self._specific_boosts is not None and self._hub_weights is not None:
@@ -133,8 +164,7 @@ class MatchedEntities:
                 kinds = BoostKinds.of(self.specific + hubs, config)
             else:
                 kinds = self._specific_boosts.then(BoostKinds.of(hubs, config))
-        boosts = AskedBoosts(kinds, config, asked) if asked else EntityBoosts(kinds, config)
-        return EntitySignal(boosts, self.widen, frozenset(self.similarity))
+        return kinds
 
 
 class AskedBoosts(EntityBoosts):
@@ -155,6 +185,94 @@ class AskedBoosts(EntityBoosts):
 
 #: The entity named in a result's score parts when only the kind asked for boosted it.
 ASKED_ENTITY = "(the kind asked for)"
+
+
+class CandidateBoosts:
+    """``EntityBoosts`` (``AskedBoosts`` with ``asked``) of one fuse's candidates, as an array
+    (``rank.fusion.rank`` calls ``array``): each candidate's best topic boost, replaced by its
+    best gated name boost when greater (the first entity among equals), plus ``asked``'s.
+    The same float operations as the dict's, so the same values; ``get`` gives one candidate's
+    (boost, entity) of the last ``array``. A search gives the topic boosts of the candidates
+    known before the vector (``align``), so only the newcomers' are looked up after it."""
+
+    def __init__(
+        self, kinds: BoostKinds, config: RetrievalConfig, asked: dict[str, float] | None = None
+    ) -> None:
+        self._topic_best = kinds.topic_best
+        self._names = kinds.names
+        self._config = config
+        self._asked = asked or {}
+        self._aligned: tuple[list[str], np.ndarray] | None = None
+        self._last: tuple[list[str], Mapping[str, int] | None, np.ndarray, np.ndarray] | None
+        self._last = None
+
+    def align(self, ids: list[str], topic: np.ndarray) -> None:
+        """The topic boosts of the first ``len(topic)`` of ``ids`` (the next ``array`` of
+        these ``ids`` looks up only the others')."""
+        self._aligned = (ids, topic)
+
+    def array(
+        self, ids: list[str], text: np.ndarray, rows: Mapping[str, int] | None = None
+    ) -> np.ndarray:
+        """Each of ``ids``'s boost (float64); ``text``: their text scores, which gate the names
+        (``name_gates``); ``rows``: each id's index, when the caller has them."""
+        n = len(ids)
+        topic = self._topics(ids)
+        winner = np.full(n, -1, dtype=np.intp)
+        boost = topic
+        if self._names and n:
+            best = np.zeros(n)
+            gates = name_gates(self._names, ids, text, rows, self._config)
+            for index, ((value, _, _), (gate, own)) in enumerate(
+                zip(self._names, gates, strict=True)
+            ):
+                gated = value * gate
+                if gated > 0.0 and own:
+                    at = np.asarray(own, dtype=np.intp)
+                    at = at[best[at] < gated]  # the first among equals keeps it
+                    best[at] = gated
+                    winner[at] = index
+            won = best > topic
+            winner[~won] = -1
+            boost = np.where(won, best, topic)
+        if self._asked:
+            row = rows if rows is not None else dict(zip(ids, range(n)))
+            boost = boost.copy() if boost is topic else boost
+            for memory_id, extra in self._asked.items():
+                at = row.get(memory_id)
+                if at is not None:
+                    boost[at] = boost[at].item() + extra
+        self._last = (ids, rows, boost, winner)
+        return boost
+
+    def get(self, memory_id: str, default: Boost = NO_BOOST) -> Boost:
+        """A candidate of the last ``array``: its (boost, the entity that gave it)."""
+        assert self._last is not None, "get after array"
+        ids, rows, boost, winner = self._last
+        if rows is None:
+            rows = dict(zip(ids, range(len(ids))))
+            self._last = (ids, rows, boost, winner)
+        at = rows.get(memory_id)
+        if at is None:
+            return default
+        name = winner[at].item()
+        if name >= 0:
+            entity: str | None = self._names[name][1]
+        else:
+            entity = self._topic_best.get(memory_id, NO_BOOST)[1]
+        if memory_id in self._asked:
+            entity = entity or ASKED_ENTITY
+        return default if entity is None else (boost[at].item(), entity)
+
+    def _topics(self, ids: list[str]) -> np.ndarray:
+        """The best topic boost of each of ``ids`` (0: none)."""
+        aligned, topic = self._aligned or (None, None)
+        start = len(topic) if aligned is ids and topic is not None else 0
+        get = self._topic_best.get
+        rest = np.fromiter(
+            map(_first, map(get, ids[start:], repeat(NO_BOOST))), np.float64, len(ids) - start
+        )
+        return rest if not start else np.concatenate([topic, rest])
 
 
 def _similar_entities(
@@ -204,3 +322,6 @@ def _links_among(
             if entity.id in wanted:
                 out.setdefault(entity.id, []).append(memory_id)
     return out
+
+
+_first = itemgetter(0)

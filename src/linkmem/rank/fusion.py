@@ -138,21 +138,7 @@ class EntityBoosts(dict[str, tuple[float, str]]):
         index in it, when the caller has them (built before the query's vector)."""
         if not self._names or not ids:
             return
-        row = rows if rows is not None else dict(zip(ids, range(len(ids))))
-        best = int(text.argmax())  # the best other candidate, unless it is the name's own
-        gates = []
-        for _, _, memory_ids in self._names:
-            own = {r for r in map(row.get, memory_ids) if r is not None}
-            best_own = float(text[list(own)].max()) if own else 0.0
-            if best not in own:
-                best_other = float(text[best])
-            elif len(own) < len(ids):
-                others = np.ones(len(ids), dtype=bool)
-                others[list(own)] = False
-                best_other = float(text[others].max())
-            else:
-                best_other = 0.0
-            gates.append(name_gate(best_own - best_other, self._config))
+        gates = [gate for gate, _ in name_gates(self._names, ids, text, rows, self._config)]
         if gates != self._gates:  # most questions name the right person: every gate open
             self._gates = gates
             self._set([(b * g, n, m) for (b, n, m), g in zip(self._names, gates, strict=True)])
@@ -164,6 +150,34 @@ class EntityBoosts(dict[str, tuple[float, str]]):
         self.update(self._topic_best)  # ``_after`` into this dict, not into a copy first
         get, later = self._topic_best.get, _best_of(names)
         self.update({m: b for m, b in later.items() if b[0] > get(m, NO_BOOST)[0]})
+
+
+def name_gates(
+    names: list[tuple[float, str, list[str]]],
+    ids: list[str],
+    text: np.ndarray,
+    rows: Mapping[str, int] | None,
+    config: RetrievalConfig,
+) -> list[tuple[float, list[int]]]:
+    """Each name's ``name_gate`` over the candidates ``ids`` (distinct; text scores ``text``;
+    ``rows``: each id's index, when the caller has them) and the rows of its memories among
+    them."""
+    row = rows if rows is not None else dict(zip(ids, range(len(ids))))
+    best = int(text.argmax())  # the best other candidate, unless it is the name's own
+    out = []
+    for _, _, memory_ids in names:
+        own = {r for r in map(row.get, memory_ids) if r is not None}
+        best_own = float(text[list(own)].max()) if own else 0.0
+        if best not in own:
+            best_other = float(text[best])
+        elif len(own) < len(ids):
+            others = np.ones(len(ids), dtype=bool)
+            others[list(own)] = False
+            best_other = float(text[others].max())
+        else:
+            best_other = 0.0
+        out.append((name_gate(best_own - best_other, config), list(own)))
+    return out
 
 
 def _best_of(entities: list[tuple[float, str, list[str]]]) -> dict[str, tuple[float, str]]:
@@ -335,9 +349,13 @@ def rank(
     n = len(ids)
     cosines = fusion.cosines(dense)
     text = fusion.texts_of_terms(cosines, bm25_terms)
-    if isinstance(boosts, EntityBoosts):
-        boosts.gate_scored(ids, text, rows)
-    boost = np.fromiter(map(_first, map(boosts.get, ids, repeat(NO_BOOST))), np.float64, n)
+    array = getattr(boosts, "array", None)  # ``entities.boost.CandidateBoosts``
+    if array is not None:
+        boost = array(ids, text, rows)
+    else:
+        if isinstance(boosts, EntityBoosts):
+            boosts.gate_scored(ids, text, rows)
+        boost = np.fromiter(map(_first, map(boosts.get, ids, repeat(NO_BOOST))), np.float64, n)
     hopped = np.zeros(n, dtype=bool)
     if hops:
         hopped = np.fromiter(map(bool, map(hops.get, ids)), bool, n)
