@@ -139,6 +139,21 @@ NAME_CONNECTORS: frozenset[str] = frozenset(
 SPLIT_LABELS: frozenset[str] = frozenset({"PERSON", "ORG", "GPE", "LOC", "FAC", "NORP"})
 DETACHED_POS: frozenset[str] = frozenset({"ADP", "SCONJ", "VERB"})
 
+#: Prepositions inside titles ("Road to Nowhere", "Gone with the Wind"), and verbs of liking,
+#: hearing or performing that take a title as their object. A title's preposition hangs from
+#: the word before it, or (a parse error) from such a verb ("I love Ode to Joy"); the
+#: preposition between two names hangs from a verb of moving or giving ("took Leo to Lisbon").
+TITLE_PREPOSITIONS: frozenset[str] = frozenset("to on with from into over under at".split())
+TITLE_VERBS: frozenset[str] = frozenset(
+    """
+    love loves loved loving like likes liked enjoy enjoys enjoyed adore adores adored
+    hear hears heard hearing listen listens listened listening hum hums hummed humming
+    sing sings sang sung singing play plays played playing watch watches watched watching
+    perform performs performed rehearse rehearsed practise practised practice practiced
+    recite recited quote quoted cover covered stream streamed hate hated prefer preferred
+    """.split()
+)
+
 #: Month and weekday names: a name only when nothing around them reads as a date.
 CALENDAR_WORDS: frozenset[str] = frozenset(
     """
@@ -146,6 +161,19 @@ CALENDAR_WORDS: frozenset[str] = frozenset(
     december jan feb mar apr jun jul aug sep sept oct nov dec
     monday tuesday wednesday thursday friday saturday sunday
     """.split()
+)
+
+#: Weekdays, written out or cut short: never a name on their own, though the NER sometimes
+#: calls "Fri" or "Tues" a person. "Sat", "Sun", "Mon" and "Wed" are left out (words and names).
+WEEKDAYS: frozenset[str] = frozenset(
+    """
+    monday tuesday wednesday thursday friday saturday sunday tue tues thu thur thurs fri
+    """.split()
+)
+
+#: Chat words the tagger reads as names when they open a sentence ("Yum, Nate!", "Gotcha").
+CHAT_WORDS: frozenset[str] = frozenset(
+    "yum yummy gotcha woo looky lemme gimme dunno y'all y’all ya'll".split()
 )
 
 #: Words that, before a calendar word, make it a date ("in May", "next Friday").

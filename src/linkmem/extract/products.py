@@ -162,6 +162,34 @@ def _read_lemma_index(nlp: Any) -> frozenset[str]:
     return frozenset(w if w.islower() else w.lower() for t in tables for ws in t for w in ws)
 
 
+_not_nouns: dict[int, frozenset[str]] = {}
+
+
+def non_noun_words(nlp: Any) -> frozenset[str]:
+    """Words the lemma tables know as an adjective, adverb or verb, with their irregular
+    forms ("good", "hang", "met"): read once per pipeline, empty without lemma tables. Given
+    names are nouns there when they are English words at all ("anna", "max")."""
+    key = id(nlp)
+    if key not in _not_nouns:
+        _not_nouns[key] = _read_open_class(nlp)
+    return _not_nouns[key]
+
+
+def _read_open_class(nlp: Any) -> frozenset[str]:
+    from spacy.strings import get_string_id
+
+    lookups = _lookups(nlp)
+    if lookups is None or not lookups.has_table("lemma_index"):
+        return frozenset()
+    poses = [get_string_id(p) for p in ("adj", "adv", "verb")]
+    index = lookups.get_table("lemma_index")
+    words = {w.lower() for p in poses if p in index for w in index[p]}
+    if lookups.has_table("lemma_exc"):
+        exc = lookups.get_table("lemma_exc")
+        words.update(w.lower() for p in poses if p in exc for w in exc[p])
+    return frozenset(words)
+
+
 def _lookups(nlp: Any) -> Any:
     if "lemmatizer" in nlp.component_names:
         return getattr(nlp.get_pipe("lemmatizer"), "lookups", None)

@@ -19,6 +19,7 @@ from linkmem.extract import lexicon as lx
 from linkmem.extract.base import EntityKind
 from linkmem.extract.dialogue import REPLY_OPENERS, is_vocative, strip_greeting
 from linkmem.extract.holidays import holiday_candidates
+from linkmem.extract.openers import Words, common_opener, is_day, is_pronoun, unlabelled_opener
 from linkmem.extract.products import facet_topic, product_candidates, software_candidates
 from linkmem.extract.spans import (
     IDENT,
@@ -46,15 +47,22 @@ _COMMA_NUMBER = re.compile(r"^\d{1,3}(,\d{3})+(\.\d+)?$")
 
 
 def candidates(
-    doc: Doc, text: str, lemmatize: Lemmatize, english: frozenset[str] = frozenset()
+    doc: Doc,
+    text: str,
+    lemmatize: Lemmatize,
+    english: frozenset[str] = frozenset(),
+    not_nouns: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
     """Every candidate from every source, unresolved. ``english`` (known English words)
-    lets an unknown lower-case word in a software frame count as a name."""
+    lets an unknown lower-case word in a software frame count as a name; with ``not_nouns``
+    (English adjectives, adverbs and verbs) they tell a common word opening a sentence from a
+    name (:mod:`linkmem.extract.openers`)."""
+    words = Words(english, not_nouns)
     named, amounts = _entity_tokens(doc)
-    found = list(ner_candidates(doc))
+    found = list(ner_candidates(doc, words))
     found += identifier_candidates(text)
     if not _shouting(doc):  # in ALL-CAPS text capitals say nothing about names
-        found += name_candidates(doc, named | amounts)
+        found += name_candidates(doc, named | amounts, words)
         found += product_candidates(doc)
         found += holiday_candidates(doc)
     found += software_candidates(doc, lemmatize, english)
@@ -141,18 +149,46 @@ def _trim(toks: list[Token]) -> list[Token]:
 # ---------------------------------------------------------------- (a) NER
 
 
-def ner_candidates(doc: Doc) -> Iterator[Candidate]:
+def ner_candidates(doc: Doc, words: Words | None = None) -> Iterator[Candidate]:
     """Named entities with a kept label, split at "and"/"or"/commas and at a detached inner
     word (:func:`_detached`), trimmed and filtered."""
     for ent in doc.ents:
         if ent.label_ not in lx.KEEP_LABELS:
             continue
-        for part in _name_parts(list(ent), detach=ent.label_ in lx.SPLIT_LABELS):
-            toks = _trim(strip_greeting(part))
+        for part in _name_parts(_title_tail(list(ent)), detach=ent.label_ in lx.SPLIT_LABELS):
+            toks = _trim(_strip_opener(strip_greeting(part), ent.label_))
             if is_vocative(toks) or _reply_opener(toks):
                 continue
             if toks and _acceptable_name(toks, named=ent.label_ == "PERSON"):
-                yield make(doc, toks, EntityKind.PROPER, NER)
+                if len(toks) > 1 or not common_opener(toks[0], ent.label_, words):
+                    yield make(doc, toks, EntityKind.PROPER, NER)
+
+
+def _title_tail(toks: list[Token]) -> list[Token]:
+    """The entity with the rest of a title the NER left out: a title's preposition right
+    after it (:func:`_title_preposition`), then capitalised words outside any entity hanging
+    from the preposition ("Have you heard Ode to Joy?" labels only "Ode")."""
+    doc, end = toks[0].doc, toks[-1].i + 1
+    if end >= len(doc) or not _title_preposition(doc[end]):
+        return toks
+    start = end + 1 + (end + 1 < len(doc) and doc[end + 1].lower_ in ("the", "a"))
+    stop = start
+    while stop < len(doc) and not doc[stop].ent_type_ and is_name_like(doc[stop]):
+        stop += 1
+    if stop == start or doc[start].head.i not in (end, start - 1):
+        return toks
+    return toks + list(doc[end:stop])
+
+
+def _strip_opener(toks: list[Token], label: str) -> list[Token]:
+    """Drop a sentence-opening gerund or chat word the NER ran into a name ("Learning German
+    has been tough", "Glad Max is doing well")."""
+    if len(toks) < 2 or label not in lx.SPLIT_LABELS or not sentence_initial(toks[0]):
+        return toks
+    first = toks[0]
+    gerund = first.tag_ == "VBG" or (first.lower_.endswith("ing") and first.tag_ != "NNP")
+    chat = label == "PERSON" and first.lower_ in REPLY_OPENERS
+    return toks[1:] if gerund or chat else toks
 
 
 def _name_parts(toks: list[Token], *, detach: bool) -> Iterator[list[Token]]:
@@ -192,6 +228,8 @@ def _detached(tok: Token, toks: list[Token]) -> bool:
     before = doc[tok.i - 1]
     if first <= tok.head.i <= last or not (tok.whitespace_ and before.whitespace_):
         return False  # hangs inside, or joined by hyphens ("Stratford-upon-Avon")
+    if tok.lower_ in lx.TITLE_PREPOSITIONS and tok.head.lower_ in lx.TITLE_VERBS:
+        return False  # a title liked or heard: "I love Ode to Joy" (PERSON)
     after = doc[tok.i + 1 : last + 1]
     return before.text[:1].isupper() and any(t.text[:1].isupper() for t in after)
 
@@ -204,7 +242,9 @@ def _dated(cue: Token, chunk: list[Token]) -> bool:
 
 def _acceptable_name(toks: list[Token], *, named: bool) -> bool:
     text = " ".join(t.text for t in toks)
-    if is_noise(text) or not any(c.isupper() for c in text):
+    if is_noise(text) or not any(c.isupper() for c in text) or is_day(toks):
+        return False
+    if len(toks) == 1 and is_pronoun(text):
         return False
     return len(toks) > 1 or not (is_bad_single(text, named=named) or _fragment_head(toks[0]))
 
@@ -238,15 +278,16 @@ def identifier_candidates(text: str) -> list[Candidate]:
 # ---------------------------------------------------------------- (c) name spans
 
 
-def name_candidates(doc: Doc, blocked: set[int]) -> Iterator[Candidate]:
-    """Runs of capitalised name-like tokens outside any NER entity ("MacBook Pro")."""
+def name_candidates(doc: Doc, blocked: set[int], words: Words | None = None) -> Iterator[Candidate]:
+    """Runs of capitalised name-like tokens outside any NER entity ("MacBook Pro"); a lone
+    common word opening a sentence is no name (:func:`unlabelled_opener`)."""
     for run in _name_runs(doc, blocked):
         toks = _trim(strip_greeting(run))
         if not toks or is_vocative(toks) or _reply_opener(toks):
             continue
         if is_noise(" ".join(t.text for t in toks)):
             continue
-        if len(toks) > 1 or _acceptable_single_name(toks[0]):
+        if len(toks) > 1 or _acceptable_single_name(toks[0], words):
             yield make(doc, toks, EntityKind.PROPER, NAME)
 
 
@@ -275,10 +316,23 @@ def _connector_len(doc: Doc, i: int) -> int:
 
 
 def _connects(doc: Doc, i: int, blocked: set[int]) -> bool:
-    if doc[i].lower_ not in lx.NAME_CONNECTORS or doc[i].text[:1].isupper():
+    """A name's own lower-case word ("Bank of America"), or a title's preposition: one that
+    the parse hangs from the word before it or from a verb of liking or hearing, with the
+    next word hanging from it ("Grandpa loves Road to Nowhere", "we listened to Ode to
+    Joy"; names the NER found are never joined: "We took Leo to Lisbon")."""
+    word = doc[i]
+    if word.text[:1].isupper():
         return False
     nxt = i + _connector_len(doc, i)
-    return nxt < len(doc) and nxt not in blocked and is_name_like(doc[nxt])
+    if nxt >= len(doc) or nxt in blocked or not is_name_like(doc[nxt]):
+        return False
+    return word.lower_ in lx.NAME_CONNECTORS or (_title_preposition(word) and doc[nxt].head.i == i)
+
+
+def _title_preposition(tok: Token) -> bool:
+    if tok.lower_ not in lx.TITLE_PREPOSITIONS or tok.i == 0:
+        return False
+    return tok.head.i == tok.i - 1 or tok.head.lower_ in lx.TITLE_VERBS
 
 
 def _reply_opener(toks: list[Token]) -> bool:
@@ -286,9 +340,11 @@ def _reply_opener(toks: list[Token]) -> bool:
     return len(toks) == 1 and toks[0].lower_ in REPLY_OPENERS and sentence_initial(toks[0])
 
 
-def _acceptable_single_name(tok: Token) -> bool:
+def _acceptable_single_name(tok: Token, words: Words | None) -> bool:
     low = tok.lower_
     if low in lx.GENERIC_HEADS or (low in lx.CALENDAR_WORDS and _temporal_context(tok)):
+        return False
+    if is_pronoun(tok.text) or low in lx.WEEKDAYS or unlabelled_opener(tok, words):
         return False
     plural = low.endswith("s") and not low.endswith("ss") and not inner_caps(tok.text)
     if plural and sentence_initial(tok):

@@ -10,7 +10,7 @@ from linkmem.extract.base import EntityKind, ExtractedEntity, normalise_key
 from linkmem.extract.dialogue import about_listener, says_little
 from linkmem.extract.lexicon import LEADING_STRIP
 from linkmem.extract.pipeline import lemmatizer_for, load_pipeline, pipeline_info, run_lock
-from linkmem.extract.products import english_words
+from linkmem.extract.products import english_words, non_noun_words
 from linkmem.extract.rules import candidates, split_speaker
 from linkmem.extract.spans import IDENT, NER, QUOTE, Candidate, overlaps
 from linkmem.threads import single_threaded_blas
@@ -40,6 +40,7 @@ class SpacyEntityExtractor:
         self._nlp = load_pipeline(pipeline)
         self._lemmatize = lemmatizer_for(self._nlp)
         self._english = english_words(self._nlp)
+        self._not_nouns = non_noun_words(self._nlp)
         self._lock = run_lock(self._nlp)
         info = pipeline_info(pipeline)
         self.description = (
@@ -86,7 +87,7 @@ class SpacyEntityExtractor:
             ]
 
     def _entities(self, doc: Any, body: str, speaker: Candidate | None) -> list[ExtractedEntity]:
-        found = resolve(candidates(doc, body, self._lemmatize, self._english))
+        found = resolve(candidates(doc, body, self._lemmatize, self._english, self._not_nouns))
         if speaker is not None and not (about_listener(doc) or says_little(doc)):
             found = [speaker, *(c for c in found if c.key != speaker.key)]
         return [ExtractedEntity(c.text, c.kind) for c in self._cap(found)]
