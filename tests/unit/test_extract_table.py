@@ -255,6 +255,14 @@ TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
     ("Max looks so peaceful in that photo.", {("Max", P)}),
     ("Fudge stole a sock again.", {("Fudge", P)}),
     ("Tessellate is hiring again.", {("Tessellate", P)}),
+    # ... a name the tagger calls a common noun, doing something as the subject of a verb
+    ("Grace is driving us to the lake.", {("Grace", P)}),
+    ("Grace phoned this morning about the picnic.", {("Grace", P)}),
+    ("Sky finished her thesis last week.", {("Sky", P)}),
+    ("Faith said the cake was perfect.", {("Faith", P)}),
+    # ... but not a thing described by a linking verb, nor a plural subject
+    ("Success feels great after all that work.", set()),
+    ("Challenges will come, but keep going.", set()),
     ("Instagram and TikTok help a lot.", {("Instagram", P), ("TikTok", P)}),
     # ... but an order or a remark to the listener still addresses them
     ("Max, come here!", set()),

@@ -33,6 +33,8 @@ _SIBILANT_PLURAL = re.compile(r"(s|x|z|ch|sh)es$")
 #: ("Fudge stole a sock", "Tessellate is hiring"); the same word as a command or an
 #: exclamation does not ("Hang in there", "Stretch after, not before", "Happy for you!").
 _SUBJECTS = frozenset({"nsubj", "nsubjpass"})
+#: Dependents of a linking verb's complement ("looks amazing", "became a habit").
+_PREDICATES = frozenset({"acomp", "attr", "oprd"})
 _ABSTRACT = re.compile(r"(tion|sion|ance|ence|ment|ness|ity|ship|hood|dom|ism)$")
 
 
@@ -83,7 +85,20 @@ def common_opener(tok: Token, label: str, words: Words | None) -> bool:
         return False
     if _GERUND.match(tok.text) or tok.lower_ in lx.CHAT_WORDS:
         return True
+    if acting_subject(tok):
+        return False
     return tok.tag_ in COMMON_TAGS and words.common(tok.lower_)
+
+
+def acting_subject(tok: Token) -> bool:
+    """A singular subject of a verb that is no copula: someone who acts ("Grace is coming
+    over tonight", "Ginger called me", "Sky got a new job"), not a thing described ("Nature's
+    amazing", "Nature looks amazing") nor a plural ("Tons has gone down", "Fingers crossed").
+    A verb with a second subject is a misparse ("Nature's amazing, I could walk for hours")."""
+    if tok.tag_ != "NN" or tok.dep_ not in _SUBJECTS or tok.head.pos_ != "VERB":
+        return False
+    deps = [child.dep_ for child in tok.head.children]
+    return sum(dep in _SUBJECTS for dep in deps) == 1 and not _PREDICATES.intersection(deps)
 
 
 def unlabelled_opener(tok: Token, words: Words | None) -> bool:
