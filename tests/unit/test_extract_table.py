@@ -84,6 +84,8 @@ TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
     ("Have you heard Ode to Joy?", {("Ode to Joy", P)}),
     ("My grandpa loves Road to Nowhere.", {("Road to Nowhere", P)}),
     ("We drove Anna to Lisbon.", {("Anna", P), ("Lisbon", P)}),
+    ("Max went to Kyoto with Priya.", {("Max", P), ("Kyoto", P), ("Priya", P)}),
+    ("Kyoto with Priya was lovely.", {("Kyoto", P), ("Priya", P)}),
     ("Re: our trip to Lisbon", {("Lisbon", P)}),
     ("I met Tom, Bob, and Anna in Paris.", {("Tom", P), ("Bob", P), ("Anna", P), ("Paris", P)}),
     ("Maxine is my sister.", {("Maxine", P)}),
