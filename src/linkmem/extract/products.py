@@ -139,16 +139,23 @@ def facet_topic(topic: Candidate, names: list[Candidate]) -> bool:
 # ---------------------------------------------------------------- English words
 
 _english: dict[int, frozenset[str]] = {}
+_not_nouns: dict[int, frozenset[str]] = {}
+
+
+def _once_per_pipeline(
+    read: dict[int, frozenset[str]], nlp: Any, load: Callable[[Any], frozenset[str]]
+) -> frozenset[str]:
+    key = id(nlp)
+    if key not in read:
+        read[key] = load(nlp)
+    return read[key]
 
 
 def english_words(nlp: Any) -> frozenset[str]:
     """Every lemma the pipeline's rule lemmatizer knows (about 90,000 English words), read
     once per pipeline; empty when the pipeline ships no lemma tables (the software frame
     cue is then off)."""
-    key = id(nlp)
-    if key not in _english:
-        _english[key] = _read_lemma_index(nlp)
-    return _english[key]
+    return _once_per_pipeline(_english, nlp, _read_lemma_index)
 
 
 def _read_lemma_index(nlp: Any) -> frozenset[str]:
@@ -162,17 +169,11 @@ def _read_lemma_index(nlp: Any) -> frozenset[str]:
     return frozenset(w if w.islower() else w.lower() for t in tables for ws in t for w in ws)
 
 
-_not_nouns: dict[int, frozenset[str]] = {}
-
-
 def non_noun_words(nlp: Any) -> frozenset[str]:
     """Words the lemma tables know as an adjective, adverb or verb, with their irregular
     forms ("good", "hang", "met"): read once per pipeline, empty without lemma tables. Given
     names are nouns there when they are English words at all ("anna", "max")."""
-    key = id(nlp)
-    if key not in _not_nouns:
-        _not_nouns[key] = _read_open_class(nlp)
-    return _not_nouns[key]
+    return _once_per_pipeline(_not_nouns, nlp, _read_open_class)
 
 
 def _read_open_class(nlp: Any) -> frozenset[str]:
