@@ -13,8 +13,9 @@ import numpy as np
 
 from linkmem.errors import NotFound
 from linkmem.store.base import NewEntity, iter_chunks
+from linkmem.store.caches.entity_records import EntityCache, HopIndex, LoadedEntities, ScopeView
 from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
-from linkmem.store.sqlite.entity_cache import EntityCache, LoadedEntities, ScopeView
+from linkmem.store.sqlite.entity_cache import read_hop_index
 from linkmem.store.sqlite.memories import scope_loader
 from linkmem.store.sqlite.sql import exact_scope_params, scope_where
 from linkmem.store.vectors import MatrixCache, encode, top_k_many
@@ -321,6 +322,13 @@ class EntityTables:
                 )
             )
         return replace(loaded, committed=committed)
+
+    def _read_hop_index(
+        self, scope_id: int, max_links: int
+    ) -> tuple[HopIndex, tuple[int, int] | None, bool]:
+        """The scope's ``HopIndex`` with the versions it was read at and whether from
+        committed data (``entity_cache.read_hop_index``)."""
+        return read_hop_index(self, scope_id, max_links)
 
     def entities_of_memories(self, memory_ids: Sequence[str]) -> dict[str, list[EntityRecord]]:
         out: dict[str, list[EntityRecord]] = defaultdict(list)

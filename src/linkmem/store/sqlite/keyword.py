@@ -13,13 +13,13 @@ from linkmem.filters import Node
 from linkmem.rank import bm25
 from linkmem.rank.neighbour_terms import CONTEXT_SCALE
 from linkmem.store.base import iter_chunks
-from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
-from linkmem.store.sqlite.keyword_cache import (
+from linkmem.store.caches.keyword_postings import (
     KeywordCache,
     KeywordScores,
     TermPostings,
     bm25_of_rows,
 )
+from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
 from linkmem.store.sqlite.sql import scope_where
 from linkmem.store.vectors import MatrixCache, ScopeMatrix
 from linkmem.types import Scope

@@ -24,10 +24,10 @@ import numpy as np
 
 from linkmem.filters import Node
 from linkmem.side_threads import side_pool
+from linkmem.store.caches.entity_records import EntityReads
+from linkmem.store.caches.keyword_postings import KeywordScores
 from linkmem.store.prefetch import SearchPlan
-from linkmem.store.sqlite.entity_cache import EntityReads
 from linkmem.store.sqlite.keyword import KeywordStats
-from linkmem.store.sqlite.keyword_cache import KeywordScores
 from linkmem.store.vectors import ScopeMatrix
 from linkmem.store.vectors import _top as top_of_scores
 from linkmem.types import EntityRecord, MemoryRecord, Scope

@@ -1,7 +1,8 @@
 """Per-scope cache entries kept within a byte budget, least recently searched dropped first.
 
-The base of the SQLite store's keyword and entity caches. Its lock is a leaf: a subclass holds
-it only around its own dictionaries, never while reading the store or taking another lock.
+The base of the stores' keyword and entity caches (``keyword_postings``, ``entity_records``).
+Its lock is a leaf: a subclass holds it only around its own dictionaries, never while reading
+the store or taking another lock.
 """
 
 from __future__ import annotations
