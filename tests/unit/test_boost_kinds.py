@@ -1,17 +1,34 @@
 """Each memory's best entity boost built in two parts (``BoostKinds``): a search builds the
 specific entities' boosts before the query's vector and adds the hubs' after it. The result
 must be the one-pass answer: the best boost, and among equal boosts the first entity's
-(topics, then names, each in the order given), with or without the names' gates."""
+(topics, then names, each in the order given), with the names' gates open or not
+(``CandidateBoosts``, the boosts a search fuses)."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
 import pytest
+from reference_boosts import gate
 
 from linkmem.config import RetrievalConfig
-from linkmem.rank.fusion import BoostKinds, EntityMatch, best_boosts, entity_boost, is_name
+from linkmem.entities.boost import CandidateBoosts
+from linkmem.rank.fusion import NO_BOOST, BoostKinds, EntityMatch, entity_boost, is_name
+
+IDS = [f"m{j}" for j in range(30)]
+OPEN = RetrievalConfig(name_gate_margin=-math.inf)  # every name's gate open
+
+
+def _boosts(kinds: BoostKinds, config: RetrievalConfig, text: np.ndarray) -> dict:
+    """``CandidateBoosts`` of ``kinds`` over every memory (text scores ``text``): each boosted
+    memory's (boost, entity), checked against the array's values."""
+    boosts = CandidateBoosts(kinds, config)
+    array = boosts.array(IDS, text).tolist()
+    out = {m: b for m in IDS if (b := boosts.get(m)) != NO_BOOST}
+    assert array == [out.get(m, NO_BOOST)[0] for m in IDS]
+    return out
 
 
 def _one_pass(
@@ -40,7 +57,7 @@ def _matches(rng: random.Random, n: int, prefix: str) -> list[EntityMatch]:
             f"{prefix}{i}",
             rng.choice(similarities),
             rng.choice([1, 2, 5, 40]),
-            rng.sample([f"m{j}" for j in range(30)], rng.randint(0, 8)),
+            rng.sample(IDS, rng.randint(0, 8)),
             proper=rng.random() < 0.3,
         )
         for i in range(n)
@@ -50,26 +67,27 @@ def _matches(rng: random.Random, n: int, prefix: str) -> list[EntityMatch]:
 @pytest.mark.parametrize("seed", range(40))
 def test_boosts_in_two_parts_are_the_one_pass_boosts(seed: int) -> None:
     rng = random.Random(seed)
-    config = RetrievalConfig()
+    config = OPEN
     specific, hubs = _matches(rng, rng.randint(0, 12), "s"), _matches(rng, rng.randint(0, 6), "h")
     before = BoostKinds.of(specific, config)
     expected = _one_pass(specific + hubs, config)
-    assert dict(best_boosts(hubs, config, before)) == expected
-    assert dict(best_boosts(specific + hubs, config)) == expected
+    text = np.array([rng.random() for _ in IDS])
+    assert _boosts(before.then(BoostKinds.of(hubs, config)), config, text) == expected
+    assert _boosts(BoostKinds.of(specific + hubs, config), config, text) == expected
 
 
 @pytest.mark.parametrize("seed", range(20))
 def test_gated_names_replace_only_smaller_topic_boosts(seed: int) -> None:
-    """After ``fuse_arrays`` gates the names, each memory keeps the one-pass answer with the
-    gated name boosts (a closed gate removes a name's boost; an equal topic boost wins)."""
+    """With the names gated on the candidates' text scores, each memory keeps the one-pass
+    answer with the gated name boosts (a closed gate removes a name's boost; an equal topic
+    boost wins)."""
     rng = random.Random(seed)
     config = RetrievalConfig()
     specific, hubs = _matches(rng, 10, "s"), _matches(rng, 4, "h")
-    boosts = best_boosts(hubs, config, BoostKinds.of(specific, config))
+    kinds = BoostKinds.of(specific, config).then(BoostKinds.of(hubs, config))
     names = [m for m in specific + hubs if is_name(m, config)]
-    ids = [f"m{j}" for j in range(30)]
-    text = np.array([rng.choice([0.1, 0.3, 0.5, 0.9]) for _ in ids])
-    boosts.gate_scored(ids, text)
-    gates = list(boosts._gates)
+    text = np.array([rng.choice([0.1, 0.3, 0.5, 0.9]) for _ in IDS])
+    scores = dict(zip(IDS, text.tolist(), strict=True))
+    gates = [gate(m.memory_ids, scores, config) for m in names]
     assert len(gates) == len(names)
-    assert dict(boosts) == _one_pass(specific + hubs, config, gates)
+    assert _boosts(kinds, config, text) == _one_pass(specific + hubs, config, gates)

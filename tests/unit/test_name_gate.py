@@ -9,9 +9,15 @@ import pytest
 from helpers import fuse_by_id
 
 from linkmem.config import RetrievalConfig
-from linkmem.rank.fusion import EntityMatch, Fusion, best_boosts, name_gate
+from linkmem.entities.boost import CandidateBoosts
+from linkmem.rank.fusion import NO_BOOST, BoostKinds, EntityMatch, Fusion, name_gate
 
 NO_GATE = RetrievalConfig(name_gate_margin=-math.inf)
+
+
+def _boosts(matches: list[EntityMatch], config: RetrievalConfig) -> CandidateBoosts:
+    """The boosts a search fuses: the names gated on the fused candidates."""
+    return CandidateBoosts(BoostKinds.of(matches, config), config)
 
 
 def _caroline_and_melanie(config: RetrievalConfig) -> list[str]:
@@ -21,7 +27,7 @@ def _caroline_and_melanie(config: RetrievalConfig) -> list[str]:
     dense = {"melanie-race": 0.60, "melanie-after-the-race": 0.40, "caroline-small-talk": 0.50}
     bm25 = {"melanie-race": 6.0, "melanie-after-the-race": 3.0}
     caroline = EntityMatch("Caroline", 1.0, 200, ["caroline-small-talk"], proper=True)
-    boosts = best_boosts([caroline], config)
+    boosts = _boosts([caroline], config)
     ranked = fuse_by_id(dense, dense, bm25, 3, boosts, config)
     return [mid for mid, _ in ranked]
 
@@ -34,18 +40,18 @@ def test_the_named_speaker_without_the_questions_words_no_longer_outranks_the_ma
 def test_a_name_whose_memories_match_best_keeps_its_whole_boost():
     config = RetrievalConfig()
     dense = {"melanie-race": 0.6, "caroline-chat": 0.5}
-    boosts = best_boosts([EntityMatch("Melanie", 1.0, 200, ["melanie-race"], proper=True)], config)
+    boosts = _boosts([EntityMatch("Melanie", 1.0, 200, ["melanie-race"], proper=True)], config)
     fuse_by_id(dense, dense, {}, 3, boosts, config)
-    assert boosts["melanie-race"] == pytest.approx((config.name_boost_weight, "Melanie"))
+    assert boosts.get("melanie-race") == pytest.approx((config.name_boost_weight, "Melanie"))
 
 
 def test_a_query_that_is_only_a_name_keeps_its_boost():
     """Every candidate is the name's: there is no other memory to match better."""
     config = RetrievalConfig()
     dense = {"m1": 0.2, "m2": 0.1}
-    boosts = best_boosts([EntityMatch("Max", 1.0, 2, ["m1", "m2"], proper=True)], config)
+    boosts = _boosts([EntityMatch("Max", 1.0, 2, ["m1", "m2"], proper=True)], config)
     fuse_by_id(dense, dense, {}, 1, boosts, config)
-    assert boosts["m2"][0] == pytest.approx(config.name_boost_weight)
+    assert boosts.get("m2")[0] == pytest.approx(config.name_boost_weight)
 
 
 def test_topics_are_not_gated_and_a_closed_name_leaves_them_the_memory():
@@ -55,14 +61,15 @@ def test_topics_are_not_gated_and_a_closed_name_leaves_them_the_memory():
         EntityMatch("Caroline", 1.0, 200, ["caroline", "race"], proper=True),
         EntityMatch("charity race", 0.8, 1, ["race"]),
     ]
-    boosts = best_boosts(matches, config)
-    assert boosts["race"][1] == "Caroline"  # until fusion gates the names
+    kinds = BoostKinds.of(matches, config)
+    assert kinds.names[0][0] > kinds.topic_best["race"][0]  # ungated, Caroline's is greater
+    boosts = CandidateBoosts(kinds, config)
     fuse_by_id(dense, dense, {}, 2, boosts, config)
-    assert boosts["race"][1] == "Caroline"  # Caroline's memories include the best match
+    assert boosts.get("race")[1] == "Caroline"  # Caroline's memories include the best match
     dense["other"] = 1.0
     fuse_by_id(dense, dense, {}, 2, boosts, config)
-    assert boosts["race"][1] == "charity race"
-    assert "caroline" not in boosts
+    assert boosts.get("race")[1] == "charity race"
+    assert boosts.get("caroline") == NO_BOOST
 
 
 def test_the_gate_is_a_ramp_around_its_margin():

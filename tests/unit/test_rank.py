@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from linkmem.config import RetrievalConfig
+from linkmem.entities.boost import CandidateBoosts
 from linkmem.rank import bm25
-from linkmem.rank.fusion import EntityMatch, best_boosts, entity_boost, fuse, link_weight
+from linkmem.rank.fusion import BoostKinds, EntityMatch, entity_boost, fuse, link_weight
 from linkmem.rank.terms import query_terms, terms
 from linkmem.store.base import NewMemory
 from linkmem.store.sqlite import SQLiteStore
@@ -58,9 +59,10 @@ def test_a_name_the_query_names_boosts_without_decay():
 def test_best_boost_takes_the_maximum_not_the_sum():
     config = RetrievalConfig(entity_boost_weight=0.5)
     matches = [EntityMatch("Max", 0.9, 1, ["m1", "m2"]), EntityMatch("Maxwell", 0.6, 1, ["m1"])]
-    boosts = best_boosts(matches, config)
-    assert boosts["m1"] == pytest.approx((0.45, "Max"))
-    assert boosts["m2"][1] == "Max"
+    boosts = CandidateBoosts(BoostKinds.of(matches, config), config)
+    boosts.array(["m1", "m2"], np.array([0.5, 0.4]))  # the candidates and their text scores
+    assert boosts.get("m1") == pytest.approx((0.45, "Max"))
+    assert boosts.get("m2")[1] == "Max"
 
 
 def test_fuse_divides_by_a_fixed_total():

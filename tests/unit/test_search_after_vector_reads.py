@@ -1,7 +1,7 @@
 """What a search reads once the query's vector is there: on SQLite the second hop's sources'
 rare entities (``rare_entities_of_memories``: ``entities_of_memories`` without the entities of
 more than ``max_links`` own links) and the hubs' links to the candidates (``links_among``);
-each memory's best entity boost (``best_boosts``)."""
+each memory's best entity boost (``CandidateBoosts``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from helpers import CapitalisedWordsExtractor
 from search_reads_cases import SMALL_POOL, all_results, seed, seeded_sqlite
@@ -17,7 +18,8 @@ from search_reads_cases import SMALL_POOL, all_results, seed, seeded_sqlite
 from linkmem import Memory
 from linkmem.config import RetrievalConfig
 from linkmem.embed.fake import FakeEmbedder
-from linkmem.rank.fusion import EntityMatch, best_boosts, entity_boost
+from linkmem.entities.boost import CandidateBoosts
+from linkmem.rank.fusion import NO_BOOST, BoostKinds, EntityMatch, entity_boost
 from linkmem.store.sqlite.search_reads import SearchReads
 from linkmem.types import Scope
 
@@ -54,7 +56,8 @@ def test_rare_entities_are_the_memories_entities_up_to_max_links(tmp_path: Path)
 
 
 def test_best_boost_ties_go_to_the_first_entity() -> None:
-    """Each memory's best boost; among equal boosts the first entity's (topics, then names)."""
+    """Each memory's best boost; among equal boosts the first entity's (topics, then names).
+    Max's memories match the question best: its gate is open."""
     config = RetrievalConfig()
     matches = [
         EntityMatch("tea", 0.9, 3, ["m1", "m2"]),
@@ -62,10 +65,12 @@ def test_best_boost_ties_go_to_the_first_entity() -> None:
         EntityMatch("cake", 0.95, 3, ["m3"]),
         EntityMatch("Max", 1.0, 2, ["m1", "m4"], proper=True),
     ]
-    boosts = best_boosts(matches, config)
+    boosts = CandidateBoosts(BoostKinds.of(matches, config), config)
+    ids = ["m1", "m2", "m3", "m4", "m5"]
+    boosts.array(ids, np.array([0.9, 0.2, 0.3, 0.8, 0.1]))
     tea, _, cake, name = (entity_boost(m, config) for m in matches)
     assert name > cake > tea
-    assert dict(boosts) == {
+    assert {m: b for m in ids if (b := boosts.get(m)) != NO_BOOST} == {
         "m1": (name, "Max"),
         "m2": (tea, "tea"),
         "m3": (cake, "cake"),

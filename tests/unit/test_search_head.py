@@ -16,9 +16,9 @@ from search_reads_cases import CASES, QUERIES, SMALL_POOL, results, seeded_sqlit
 
 import linkmem.search
 from linkmem.config import RetrievalConfig
-from linkmem.entities.boost import MatchedEntities, match_entities
+from linkmem.entities.boost import CandidateBoosts, MatchedEntities, match_entities
 from linkmem.rank import time_boost
-from linkmem.rank.fusion import NO_BOOST, EntityMatch, Fusion, best_boosts, fuse_arrays, rank
+from linkmem.rank.fusion import NO_BOOST, BoostKinds, EntityMatch, Fusion, fuse_arrays, rank
 from linkmem.types import Scope
 
 
@@ -46,16 +46,16 @@ def test_the_head_is_the_full_rankings_first(seed: int) -> None:
     config = RetrievalConfig()
     ids, dense, bm25, matches = _candidates(seed)
     hops = {mid: "Rome" for mid in random.Random(seed).sample(ids, 15)}
-    full_boosts = best_boosts(matches, config)
+    full_boosts = CandidateBoosts(BoostKinds.of(matches, config), config)
     full = fuse_arrays(ids, dense, bm25, 4, full_boosts, config, hops)
     assert sum(score == full[9][1] for _, score in full) >= 5  # ties across a cut
     fusion = Fusion(4, config)
     rows = dict(zip(ids, range(len(ids))))
     for head in (1, 2, 10, 25, 30, 31, 200, 599, 600, 1000):
-        boosts = best_boosts(matches, config)
+        boosts = CandidateBoosts(BoostKinds.of(matches, config), config)
         ranked = rank(fusion, ids, dense, fusion.bm25_terms(bm25), boosts, hops, rows, head)
         assert ranked == full[:head]
-        assert dict(boosts) == dict(full_boosts)
+        assert [boosts.get(m) for m in ids] == [full_boosts.get(m) for m in ids]
 
 
 def test_explained_is_the_parts_with_the_final_score() -> None:
@@ -122,7 +122,7 @@ def test_searches_rank_only_their_head_as_the_full_ranking(
 def test_hubs_weighed_before_the_vector_boost_as_the_one_pass(tmp_path: Path) -> None:
     """The hubs' boosts computed before the query's vector (``match_entities``), their links
     read in two parts: each memory's boost, the names' gating and the widened memories are
-    those of the matches weighed after the links (``best_boosts``)."""
+    those of the matches weighed after the links (``MatchedEntities`` without the weights)."""
     config = replace(RetrievalConfig(), entity_pool_max_links=6)
     with seeded_sqlite(tmp_path / "m.db") as memory:
         store, scope = memory.store, Scope(user_id="alice")
@@ -137,11 +137,11 @@ def test_hubs_weighed_before_the_vector_boost_as_the_one_pass(tmp_path: Path) ->
             for entities in (matched, plain):
                 entities.read_hub_links(store, ids[: 10 * query])
                 entities.read_hub_links(store, ids[40:70])
-            weighed, reference = matched.signal(config), plain.signal(config)
-            text = {mid: (hash(mid) % 97) / 97 for mid in ids}
-            for boosts in (weighed.boosts, reference.boosts):
-                boosts.gate_names(text)
-            assert dict(weighed.boosts) == dict(reference.boosts)
+            weighed, reference = matched.candidate_boosts(config), plain.candidate_boosts(config)
+            text = np.array([(hash(mid) % 97) / 97 for mid in ids])
+            array = weighed.boosts.array(ids, text)
+            assert array.tolist() == reference.boosts.array(ids, text).tolist()
+            assert [weighed.boosts.get(m) for m in ids] == [reference.boosts.get(m) for m in ids]
             assert (weighed.widen, weighed.matched) == (reference.widen, reference.matched)
-            seen += len(matched.hubs) > 0 and len(weighed.boosts) > 0
+            seen += len(matched.hubs) > 0 and bool(array.any())
         assert seen

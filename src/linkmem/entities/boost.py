@@ -15,7 +15,6 @@ from linkmem.rank.fusion import (
     NO_BOOST,
     Boost,
     BoostKinds,
-    EntityBoosts,
     EntityMatch,
     entity_boost,
     is_name,
@@ -27,10 +26,10 @@ from linkmem.types import EntityRecord, Scope
 
 @dataclass(frozen=True)
 class EntitySignal:
-    """``boosts``: memory id -> (best boost, the stored entity that gave it) (a search's:
-    ``CandidateBoosts``, the same for its candidates). ``widen``: the
-    memories that join the candidate pool because a specific entity links them. ``matched``:
-    the ids of the stored entities the query matched."""
+    """``boosts``: memory id -> (best boost, the stored entity that gave it), empty when the
+    entity signal is off, else ``CandidateBoosts`` (the same for a fuse's candidates).
+    ``widen``: the memories that join the candidate pool because a specific entity links
+    them. ``matched``: the ids of the stored entities the query matched."""
 
     boosts: Mapping[str, tuple[float, str]] | CandidateBoosts = field(default_factory=dict)
     widen: set[str] = field(default_factory=set)
@@ -76,7 +75,7 @@ class MatchedEntities:
     ) -> None:
         self.similarity = similarity
         self.specific = specific
-        # The specific entities' boosts, built before the query's vector (``best_boosts``),
+        # The specific entities' boosts, built before the query's vector (``BoostKinds.of``),
         # and each hub's boost and whether it is a name (``_weight``), which need no links.
         self._specific_boosts = specific_boosts
         self._hub_weights = hub_weights
@@ -107,26 +106,13 @@ class MatchedEntities:
             )
             self._topic_best = kinds.after(self._topic_best)
 
-    def signal(
+    def candidate_boosts(
         self, config: RetrievalConfig, asked: dict[str, float] | None = None
     ) -> EntitySignal:
         """The boosts of the specific entities and of the hubs (read so far), plus ``asked``
         (memory id -> the boost of naming a thing of the kind the question asks for,
-        ``entities.asked``), which adds to a memory's entity boost."""
-        asked = asked or {}
-        if not self.similarity:
-            if not asked:
-                return EntitySignal()
-            return EntitySignal(AskedBoosts(BoostKinds([], [], {}), config, asked))
-        kinds = self._kinds(config)
-        boosts = AskedBoosts(kinds, config, asked) if asked else EntityBoosts(kinds, config)
-        return EntitySignal(boosts, self.widen, frozenset(self.similarity))
-
-    def candidate_boosts(
-        self, config: RetrievalConfig, asked: dict[str, float] | None = None
-    ) -> EntitySignal:
-        """``signal`` with its boosts as ``CandidateBoosts``: what a search fuses (no dict of
-        every boosted memory is built; the fusion reads the candidates' boosts as an array)."""
+        ``entities.asked``), which adds to a memory's entity boost: ``CandidateBoosts``, which
+        the fusion reads as an array over its candidates (no dict of every boosted memory)."""
         if not self.similarity:
             return EntitySignal(CandidateBoosts(BoostKinds([], [], {}), config, asked))
         kinds = self._kinds(config)
@@ -135,8 +121,8 @@ class MatchedEntities:
 
     @property
     def topic_best(self) -> dict[str, tuple[float, str]] | None:
-        """Each memory's best topic boost so far (None: not merged as read, ``signal`` builds
-        it). The memories asked by a read of the hubs' links keep theirs after later reads:
+        """Each memory's best topic boost so far (None: not merged as read, ``candidate_boosts``
+        builds it). The memories asked by a read of the hubs' links keep theirs after later reads:
         a search takes the boosts of the candidates known before the vector from here."""
         if self._specific_boosts is None or self._hub_weights is None:
             return None
@@ -167,32 +153,17 @@ class MatchedEntities:
         return kinds
 
 
-class AskedBoosts(EntityBoosts):
-    """``EntityBoosts`` (each memory's best boost of an entity the query names, the names
-    gated) with ``asked``'s boosts added on top (``entities.asked``)."""
-
-    def __init__(self, kinds: BoostKinds, config: RetrievalConfig, asked: dict[str, float]):
-        self._asked = asked  # before ``EntityBoosts.__init__``, which calls ``_set``
-        super().__init__(kinds, config)
-
-    def _set(self, names: list[tuple[float, str, list[str]]]) -> None:
-        super()._set(names)
-        get = self.get
-        for memory_id, extra in self._asked.items():
-            boost, entity = get(memory_id, NO_BOOST)
-            self[memory_id] = (boost + extra, entity or ASKED_ENTITY)
-
-
 #: The entity named in a result's score parts when only the kind asked for boosted it.
 ASKED_ENTITY = "(the kind asked for)"
 
 
 class CandidateBoosts:
-    """``EntityBoosts`` (``AskedBoosts`` with ``asked``) of one fuse's candidates, as an array
-    (``rank.fusion.rank`` calls ``array``): each candidate's best topic boost, replaced by its
-    best gated name boost when greater (the first entity among equals), plus ``asked``'s.
-    The same float operations as the dict's, so the same values; ``get`` gives one candidate's
-    (boost, entity) of the last ``array``. A search gives the topic boosts of the candidates
+    """Each memory's best entity boost (boosts of several entities do not add up) over one
+    fuse's candidates, as an array (``rank.fusion.rank`` calls ``array``): each candidate's
+    best topic boost, replaced by its best name boost when greater (the first entity among
+    equals), each name's boost gated by its margin over the candidates' text scores
+    (``name_gates``), plus ``asked``'s. ``get`` gives one candidate's (boost, entity) of the
+    last ``array``. A search gives the topic boosts of the candidates
     known before the vector (``align``), so only the newcomers' are looked up after it."""
 
     def __init__(

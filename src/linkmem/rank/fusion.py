@@ -54,22 +54,12 @@ def is_name(match: EntityMatch, config: RetrievalConfig) -> bool:
     return match.proper and match.similarity >= config.name_match_similarity
 
 
-def best_boosts(
-    matches: Iterable[EntityMatch], config: RetrievalConfig, before: BoostKinds | None = None
-) -> EntityBoosts:
-    """Each memory's best boost and the entity that gave it (boosts of several entities do
-    not add up); the name boosts are gated by ``fuse_arrays`` (``EntityBoosts``). ``before``:
-    the boosts of entities listed before ``matches``, built earlier (``BoostKinds.of``)."""
-    kinds = BoostKinds.of(matches, config)
-    return EntityBoosts(before.then(kinds) if before is not None else kinds, config)
-
-
 @dataclass(frozen=True)
 class BoostKinds:
     """Entities' boosts, (boost, entity text, memory ids) each, by kind: the topics, with
-    each memory's best topic boost (``topic_best``), and the names, which ``fuse_arrays``
-    gates. A search builds the specific entities' before the query's vector, the hubs'
-    after it (``then``)."""
+    each memory's best topic boost (``topic_best``), and the names, which
+    ``entities.boost.CandidateBoosts`` gates on a fuse's candidates. A search builds the
+    specific entities' before the query's vector, the hubs' after it (``then``)."""
 
     topics: list[tuple[float, str, list[str]]]
     names: list[tuple[float, str, list[str]]]
@@ -111,45 +101,6 @@ def name_gate(margin: float, config: RetrievalConfig) -> float:
     if config.name_gate_width <= 0:
         return 1.0 if margin >= config.name_gate_margin else 0.0
     return min(1.0, max(0.0, (margin - low) / config.name_gate_width))
-
-
-class EntityBoosts(dict[str, tuple[float, str]]):
-    """memory id -> (best boost, the entity that gave it). Each name the query names boosts
-    by ``name_gate`` of its margin over the candidates' text scores, which only ``fuse_arrays``
-    knows: it calls ``gate_names``; until then the names boost in full."""
-
-    def __init__(self, kinds: BoostKinds, config: RetrievalConfig) -> None:
-        super().__init__()
-        self._config = config
-        self._topic_best = kinds.topic_best  # the same whatever the gates
-        self._names = kinds.names
-        self._gates = [1.0] * len(self._names)
-        self._set(self._names)
-
-    def gate_names(self, text: Mapping[str, float]) -> None:
-        """Gate each name's boost by its margin in ``text`` (candidate id -> text score)."""
-        self.gate_scored(list(text), np.fromiter(text.values(), np.float64, len(text)))
-
-    def gate_scored(
-        self, ids: list[str], text: np.ndarray, rows: Mapping[str, int] | None = None
-    ) -> None:
-        """``gate_names`` of the candidates ``ids`` (distinct), whose text scores are ``text``:
-        maxima over arrays, the same values as over the mapping. ``rows``: each of ``ids``'s
-        index in it, when the caller has them (built before the query's vector)."""
-        if not self._names or not ids:
-            return
-        gates = [gate for gate, _ in name_gates(self._names, ids, text, rows, self._config)]
-        if gates != self._gates:  # most questions name the right person: every gate open
-            self._gates = gates
-            self._set([(b * g, n, m) for (b, n, m), g in zip(self._names, gates, strict=True)])
-
-    def _set(self, names: list[tuple[float, str, list[str]]]) -> None:
-        """Each memory's best boost, the first entity (topics, then names) that gave it; a
-        boost of 0 boosts nothing."""
-        self.clear()
-        self.update(self._topic_best)  # ``_after`` into this dict, not into a copy first
-        get, later = self._topic_best.get, _best_of(names)
-        self.update({m: b for m, b in later.items() if b[0] > get(m, NO_BOOST)[0]})
 
 
 def name_gates(
@@ -325,7 +276,8 @@ def fuse_arrays(
     """Every candidate's score, best first (equal scores in id order); ``Fusion.parts`` explains
     one. ``ids``: the candidates (distinct, in any order), whose raw cosines and BM25 are
     ``dense`` and ``bm25_raw`` (float64, one per id); ``hops``: memory id -> the entity the hop
-    followed to it. ``EntityBoosts`` have their names gated here, on these candidates' text
+    followed to it; ``boosts``: memory id -> (boost, entity), or a search's
+    ``entities.boost.CandidateBoosts``, whose names are gated on these candidates' text
     scores. Scored as arrays, each step the same float64 operation as ``Fusion.score``'s, so
     the scores are its bit for bit."""
     fusion = Fusion(n_query_terms, config)
@@ -353,8 +305,6 @@ def rank(
     if array is not None:
         boost = array(ids, text, rows)
     else:
-        if isinstance(boosts, EntityBoosts):
-            boosts.gate_scored(ids, text, rows)
         boost = np.fromiter(map(_first, map(boosts.get, ids, repeat(NO_BOOST))), np.float64, n)
     hopped = np.zeros(n, dtype=bool)
     if hops:
