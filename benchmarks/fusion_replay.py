@@ -7,14 +7,15 @@ Builds the store as ``linkmem eval locomo`` does (one memory per turn, one ``add
 scope per conversation, default models) and searches every question with the full system and
 ``top_k`` = the conversation's size, so every memory of the scope is a candidate, with keyword
 context off (``keyword_context_weight`` 0: postings of each memory's own words). The signals
-``fuse_arrays`` receives (cosine, raw BM25, entity boost, hop) are kept per memory (cached in
-``--signals``). Each variant then re-scores every memory from those signals and the turns'
-text: BM25 is recomputed with ``linkmem.rank.bm25``'s formula over documents expanded with
-their neighbour turns (BM25F-like: neighbours' term counts and lengths at ``weight``, each
-neighbour's weight scaled by ``length_ratio`` as ``linkmem.rank.neighbour_terms`` does), or
-scaled by the query-term coverage, and fused as ``rank.fusion.fuse`` does. The "own words"
-rows replay ``linkmem eval locomo`` with ``keyword_context_weight`` 0 exactly; a variant is
-exact but for the candidate pool (every memory here, the pool of a real search is smaller),
+fusion receives (cosine, raw BM25, entity boost, hop), read from each result's score parts
+(``explain=True``, rounded to 1e-6), are kept per memory (cached in ``--signals``). Each
+variant then re-scores every memory from those signals and the turns' text: BM25 is
+recomputed with ``linkmem.rank.bm25``'s formula over documents expanded with their neighbour
+turns (BM25F-like: neighbours' term counts and lengths at ``weight``, each neighbour's weight
+scaled by ``length_ratio`` as ``linkmem.rank.neighbour_terms`` does), or scaled by the
+query-term coverage, and fused as ``rank.fusion.fuse`` does. The "own words" rows replay
+``linkmem eval locomo`` with ``keyword_context_weight`` 0 (to the parts' rounding); a variant
+is exact but for the candidate pool (every memory here, the pool of a real search is smaller),
 the hop targets (those of the own-words ranking) and the store's rounding of context weights.
 
 Prints and writes, per variant, recall@10 / @25 of categories 1-4, multi-hop @10 and recall@10
@@ -37,7 +38,6 @@ from typing import Any
 
 import numpy as np
 
-import linkmem.search as search_module
 from linkmem import Memory
 from linkmem.config import RetrievalConfig
 from linkmem.eval.locomo import load_locomo
@@ -48,16 +48,8 @@ CONFIG = RetrievalConfig()
 
 
 def dump_signals(data: Path, out: Path) -> None:
-    """Search every question with all memories as candidates; keep what fusion received."""
-    captured: dict[str, Any] = {}
-    real_fuse = search_module.fuse_arrays
-
-    def spy(ids, dense, bm25_raw, n_terms, boosts, config, hops=None):  # noqa: ANN001
-        signals = (dict(zip(ids, dense.tolist())), dict(zip(ids, bm25_raw.tolist())))
-        captured["args"] = (*signals, n_terms, dict(boosts), dict(hops or {}))
-        return real_fuse(ids, dense, bm25_raw, n_terms, boosts, config, hops)
-
-    search_module.fuse_arrays = spy
+    """Search every question with all memories as candidates; keep what fusion received (each
+    result's score parts, ``explain=True``: cosine, raw BM25, entity boost, hop entity)."""
     conversations = []
     with tempfile.TemporaryDirectory() as tmp:
         # The keyword signal of the dump is the memories' own words; variants add context.
@@ -68,17 +60,11 @@ def dump_signals(data: Path, out: Path) -> None:
                 texts = [t.memory_text for t in conv.turns]
                 metadata = [t.metadata for t in conv.turns]
                 added = memory.add_batch(texts, user_id=conv.sample_id, metadata=metadata)
-                questions = []
-                for q in conv.questions:
-                    if not q.evidence:
-                        continue
-                    memory.search(q.question, user_id=conv.sample_id, top_k=len(texts))
-                    dense, bm25, n_terms, boosts, hops = captured["args"]
-                    questions.append(
-                        {"question": q.question, "category": q.category,
-                         "evidence": list(q.evidence), "dense": dense, "bm25": bm25,
-                         "n_terms": n_terms, "boosts": boosts, "hops": hops}
-                    )  # fmt: skip
+                questions = [
+                    _signals(memory, conv.sample_id, q, len(texts))
+                    for q in conv.questions
+                    if q.evidence
+                ]
                 conversations.append(
                     {"sample_id": conv.sample_id, "ids": [r["id"] for r in added["results"]],
                      "dia": [m["dia_id"] for m in metadata], "texts": texts,
@@ -86,8 +72,23 @@ def dump_signals(data: Path, out: Path) -> None:
                 )  # fmt: skip
         finally:
             memory.close()
-            search_module.fuse_arrays = real_fuse
     out.write_bytes(pickle.dumps({"convs": conversations}))
+
+
+def _signals(memory: Memory, scope: str, q: Any, top_k: int) -> dict[str, Any]:
+    """One question's signals per memory, from its score parts (rounded to 1e-6)."""
+    found = memory.search(q.question, user_id=scope, top_k=top_k, explain=True)
+    parts = {hit["id"]: hit["score_details"] for hit in found["results"]}
+    return {
+        "question": q.question,
+        "category": q.category,
+        "evidence": list(q.evidence),
+        "dense": {m: p["dense"] for m, p in parts.items()},
+        "bm25": {m: p["bm25_raw"] for m, p in parts.items()},
+        "n_terms": len(query_terms(q.question)),
+        "boosts": {m: (p["entity_boost"], p["entity"]) for m, p in parts.items() if p["entity"]},
+        "hops": {m: p["hop_entity"] for m, p in parts.items() if p["hop_entity"]},
+    }
 
 
 @dataclass
