@@ -18,7 +18,12 @@ dense candidates (``dense``, which includes the wait), BM25 candidates, the enti
 the candidates), fusion (with the exact scores it completes), the second hop, the records
 (with what the time signal reads of the first results), and the rest (validation, result
 dicts). Steps are medians over the queries, so they need
-not add up to the total's median.
+not add up to the total's median. Each step's share after the vector arrived is
+``<step>_after`` (the hubs' links are read before it for the known candidates and after it for
+the dense ones); within steps: ``links`` (the store's ``links_among``, in ``hubs``),
+``boost_array`` (the entity boosts as fused, in ``fusion``), ``parts`` (each result's score
+parts). ``after_vector_cpu`` is the searching thread's CPU time after the vector arrived,
+which other processes on a busy machine move less than the wall time.
 
 Variants run interleaved, ``--rounds`` times, each round and variant on queries not searched
 before (so the embedder's memo answers recurring names, never a query):
@@ -52,6 +57,7 @@ from pathlib import Path
 from bench_core import Models, make_queries, make_texts
 
 import linkmem.encoding as encoding_module
+import linkmem.entities.boost as boost_module
 import linkmem.search as search_module
 from linkmem.config import with_retrieval
 from linkmem.embed import onnx
@@ -67,19 +73,29 @@ STEPS = {
 
 
 class Clock:
-    """Seconds per step of the current query."""
+    """Seconds per step of the current query, and each step's share after the query's vector
+    arrived on the searching thread (``<step>_after``)."""
 
     def __init__(self) -> None:
         self.current: dict[str, float] = defaultdict(float)
         self.arrived = 0.0  # when the current query's vector first arrived
+        self.arrived_cpu = 0.0  # the searching thread's CPU time then
 
-    def wrap(self, name, fn):
+    def wrap(self, name, fn, any_thread=False):
+        """``fn`` timed as step ``name`` when the searching thread calls it (``any_thread``:
+        on any thread, as the query's model on the side pool)."""
+
         def timed(*args, **kwargs):
+            if not any_thread and threading.current_thread() is not threading.main_thread():
+                return fn(*args, **kwargs)
             start = time.perf_counter()
             try:
                 return fn(*args, **kwargs)
             finally:
-                self.current[name] += time.perf_counter() - start
+                end = time.perf_counter()
+                self.current[name] += end - start
+                if self.arrived:
+                    self.current[f"{name}_after"] += end - max(start, self.arrived)
 
         return timed
 
@@ -90,7 +106,15 @@ def instrument(clock: Clock) -> None:
     search_module._Scores.fuse = clock.wrap("fusion", search_module._Scores.fuse)
     matched = search_module.MatchedEntities
     matched.read_hub_links = clock.wrap("hubs", matched.read_hub_links)
-    encoding_module._query_rows = clock.wrap("query_models", encoding_module._query_rows)
+    # After the vector: the results' score parts (``parts``), the candidates' entity boosts
+    # as fused (``boost_array``, within ``fusion``).
+    search_module._Scores.parts = clock.wrap("parts", search_module._Scores.parts)
+    boost_module.CandidateBoosts.array = clock.wrap(
+        "boost_array", boost_module.CandidateBoosts.array
+    )
+    encoding_module._query_rows = clock.wrap(
+        "query_models", encoding_module._query_rows, any_thread=True
+    )
     query = encoding_module.QueryEncoding
     waited = query.vector
 
@@ -105,7 +129,8 @@ def instrument(clock: Clock) -> None:
         finally:
             now = time.perf_counter()
             clock.current["vector_wait"] += now - start
-            clock.arrived = clock.arrived or now
+            if not clock.arrived:
+                clock.arrived, clock.arrived_cpu = now, time.thread_time()
 
     query.vector = vector
     original_reads = search_module._reads
@@ -115,10 +140,14 @@ def instrument(clock: Clock) -> None:
         start = time.perf_counter()
         with original_reads(store, plan) as view:
             clock.current["prefetch"] += time.perf_counter() - start
-            # The records, and what the time signal reads of its first results.
+            # The records, and what the time signal reads of its first results; the hubs'
+            # links to the candidates (``links``, within ``hubs``).
             reads = [name for name in ("get_memories", "memory_dates") if hasattr(view, name)]
             for name in reads:
                 setattr(view, name, clock.wrap("records", getattr(view, name)))
+            if hasattr(view, "links_among"):
+                view.links_among = clock.wrap("links", view.links_among)
+                reads.append("links_among")
             try:
                 yield view
             finally:
@@ -159,13 +188,16 @@ def run(memory, queries: list[str], clock: Clock) -> dict:
     totals, cpu, steps = [], [], defaultdict(list)
     for query in queries:
         clock.current.clear()
-        clock.arrived = 0.0
+        clock.arrived = clock.arrived_cpu = 0.0
         start, cpu_start = time.perf_counter(), time.process_time()
         memory.search(query, user_id="bench", top_k=10)
-        end = time.perf_counter()
+        end, end_cpu = time.perf_counter(), time.thread_time()
         totals.append((end - start) * 1000)
         if clock.arrived:
             clock.current["after_vector"] = end - clock.arrived
+            # The searching thread's CPU after the vector: less moved by other processes
+            # than the wall time (a busy machine delays a thread, it does not add CPU).
+            clock.current["after_vector_cpu"] = end_cpu - clock.arrived_cpu
         cpu.append((time.process_time() - cpu_start) * 1000)
         for name, seconds in clock.current.items():
             steps[name].append(seconds * 1000)
