@@ -156,6 +156,7 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
         "m008_memory_seq",
         "m009_links_by_entity",
         "m010_memory_versions",
+        "m011_search_versions",
     ]
     assert kept_counts(new) == {entities["Ana"]: 6, entities["Bo"]: 3, entities["Cy"]: 1}
     assert new.keyword_search(["note", "another"], Scope("u"), 10) == bm25_before

@@ -138,7 +138,7 @@ class DenseReads:
     """The dense reads of one search from cached matrices: one product per query vector."""
 
     def __init__(self, matrices: list[ScopeMatrix]) -> None:
-        self._matrices = matrices
+        self.matrices = matrices
         if len(matrices) == 1:
             self._ids, self._seqs = matrices[0].ids, matrices[0].rowids
             self._matrix = matrices[0].matrix

@@ -30,6 +30,7 @@ class DenseSearchReads:
     _scope_ids: list[int] | None
     _versions: list[tuple[int, int]]
     _dense: DenseReads | None
+    _load_dense: bool
     _dense_top: Ranked | None
     _records: dict[str, Sequence[Any]]
     _query: str
@@ -37,18 +38,32 @@ class DenseSearchReads:
     _same: Callable[[Scope, Node | None], bool]
     _memory_where: Callable[[list[str] | None], q.Where]
 
-    def _queue_load(self, conn: Any, n_docs: int) -> Any | None:
-        """From cached vectors (``dense_cache``): the dense reads when the cache holds every
-        scope at its version (None: nothing to read), else the scopes' vectors queued on
-        ``conn`` when they fit the cache. None and no dense reads: the server's."""
+    def _plan_dense(self, n_docs: int) -> bool:
+        """Whether the search's dense reads come from the process (``dense_cache``): from the
+        matrices the cache holds at the versions of round trip 0 (``_dense`` set now), or from
+        the scopes' vectors read in round trip 1 when they fit the cache (``_queue_load``).
+        False: the server's."""
         cache, plan = self._store.dense_cache, self._plan
-        if plan.filters is not None or self._scope_ids is None or self._store.db.in_transaction():
-            return None
+        self._load_dense = False
+        if (
+            not plan.dense
+            or plan.filters is not None
+            or self._scope_ids is None
+            or self._store.db.in_transaction()
+        ):
+            return False
         matrices = cache.cached(self._versions)
         if matrices is not None:
             self._dense = DenseReads(matrices)
+            return True
+        self._load_dense = cache.fits(n_docs)
+        return self._load_dense
+
+    def _queue_load(self, conn: Any) -> Any | None:
+        """The scopes' vectors queued on ``conn`` when ``_plan_dense`` chose to read them."""
+        if not self._load_dense:
             return None
-        return cache.queue_load(conn, self._scope_ids) if cache.fits(n_docs) else None
+        return self._store.dense_cache.queue_load(conn, self._scope_ids)
 
     def _read_only(self, conn: Any, queue: Callable[[Any], Any]) -> Any:
         self._begin(conn)

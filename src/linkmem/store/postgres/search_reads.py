@@ -60,6 +60,7 @@ from linkmem.store.postgres.memories import (
 )
 from linkmem.store.postgres.search_dense_reads import DenseSearchReads
 from linkmem.store.postgres.search_entity_reads import EntityReads
+from linkmem.store.postgres.search_keyword_reads import KeywordSearchReads, scope_total
 from linkmem.store.postgres.sql import in_scopes, vector_literal
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import EntityRecord, MemoryRecord, Scope
@@ -77,7 +78,7 @@ T = TypeVar("T")
 KEYWORD_ALL = 1000
 
 
-class SearchReads(DenseSearchReads, EntityReads):
+class SearchReads(DenseSearchReads, KeywordSearchReads, EntityReads):
     """The reads of one search (see the module docstring); other calls go to the store."""
 
     def __init__(self, store: Any, plan: SearchPlan, conn: Any, side: Any | None = None) -> None:
@@ -121,6 +122,13 @@ class SearchReads(DenseSearchReads, EntityReads):
         # process (``dense_cache``), the search's dense reads from them.
         self._versions: list[tuple[int, int]] = []
         self._dense: DenseReads | None = None
+        self._load_dense = False
+        # BM25 from the process's postings cache (``search_keyword_reads``): the scopes'
+        # versions and statistics (round trip 0), the postings held, every memory's score.
+        self._scope_stats: list[tuple[int, tuple[int, int], int, float]] = []
+        self._held_postings: dict[int, dict[str, Any]] = {}
+        self._keyword_table: Any | None = None
+        self._keyword_to_store = False
         # The query's entity vectors: those of the stored entities its keys find (round trip 0).
         self._entity_vectors = np.zeros((0, plan.dim), dtype=np.float32)
         self._by_key: dict[str, tuple[str, np.ndarray]] = {}
@@ -146,23 +154,34 @@ class SearchReads(DenseSearchReads, EntityReads):
         # to each transaction (``conn.transaction()`` would sync on entering and leaving).
         # With a second connection the dense read runs beside the others.
         conn, side = self._conn, self._side or self._conn
+        # Dense reads in the process (``dense_cache``) bring the BM25 along: from cached
+        # postings, the server's top-k replaced by the read of those not held yet.
+        in_process = self._plan_dense(n_docs)
+        cached_keyword = in_process and bool(self._terms)
         with self._pipelines():
             self._begin(conn)
             top = max(plan.pool, n_docs + 1 if n_docs <= KEYWORD_ALL else 0)
-            keyword = self._queue_keyword(conn, top) if self._terms else None
+            keyword = postings = None
+            if cached_keyword:
+                postings = self._queue_postings(conn)
+            elif self._terms:
+                keyword = self._queue_keyword(conn, top)
             near = self._queue_near(conn) if len(self._entity_vectors) else None
             self._commit(conn)
             # Last: the dense read waits for the query's vector, the others run meanwhile;
             # from cached vectors none is sent, or the scopes' vectors are read instead.
-            load = self._queue_load(side, n_docs) if plan.dense else None
+            load = self._queue_load(side)
             dense = None
-            if plan.dense and self._dense is None and load is None:
+            if plan.dense and not in_process:
                 dense = self._read_only(side, self._queue_dense_top)
         if load is not None:
             cache = self._store.dense_cache
             self._dense = DenseReads(cache.take(load.fetchall(), self._versions))
         if self._dense is not None:
             self._dense_top = self._dense.top(plan.vector, plan.pool)
+        if cached_keyword and self._dense is not None:
+            rows = postings.fetchall() if postings is not None else None
+            self._take_postings(rows, self._dense.matrices)
         if dense is not None:
             self._dense_top = [(mid, float(sim)) for mid, sim in dense.fetchall()]
         if keyword is not None:
@@ -207,6 +226,7 @@ class SearchReads(DenseSearchReads, EntityReads):
             return None, KEYWORD_ALL + 1
         rows = sizes.fetchall()
         self._versions = [(r[0], r[2]) for r in rows]
+        self._scope_stats = [(r[0], (r[3], r[2]), r[1], scope_total(r[4], r[5])) for r in rows]
         return [r[0] for r in rows], sum(r[1] for r in rows)
 
     def _fetch(self, ids: list[str], with_entities: bool = False) -> None:
@@ -360,6 +380,8 @@ class SearchReads(DenseSearchReads, EntityReads):
     ) -> Ranked:
         if not self._terms or list(terms) != self._plan.terms or not self._same(scope, filters):
             return self._store.keyword_search(terms, scope, k, filters, ids)
+        if self._keyword_table is not None or self._keyword_to_store:
+            return self._cached_keyword(terms, scope, k, ids)
         if ids is None:
             if self._keyword_top is not None and k == self._plan.pool:
                 return list(self._keyword_top)

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from linkmem.errors import ConfigError
 from linkmem.store.base import Capabilities, StoreInfo
+from linkmem.store.caches.keyword_postings import KeywordCache
 from linkmem.store.names import check_collection
 from linkmem.store.postgres import schema, sql
 from linkmem.store.postgres.audit import AuditTables
@@ -54,6 +55,9 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         self.db = Database(dsn, pool_min, pool_max)
         # Each searched scope's vectors, current while its mem_version is (``dense_cache``).
         self.dense_cache = DenseCache(self.db, self.t, dim)
+        # Their postings of searched terms, current while their versions are
+        # (``search_keyword_reads``).
+        self.keyword_cache = KeywordCache()
         try:
             self.applied_on_open = schema.migrate(self.db, self.t, dim)
         except BaseException:
@@ -76,6 +80,7 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
     def close(self) -> None:
         self.db.close()
         self.dense_cache.matrices.clear()
+        self.keyword_cache.clear()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

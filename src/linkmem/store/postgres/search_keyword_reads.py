@@ -1,0 +1,189 @@
+"""A search's BM25 from postings cached in the process (PostgreSQL), as on SQLite.
+
+The server's BM25 top-k reads and sorts every posting of the query's terms on each search (in
+the 10k-memory scope of ``bench_scale`` ~1,500 memories match a query, each term's postings
+read by the key). Here each searched scope's postings of the terms it was searched for are kept
+in the store's ``caches.keyword_postings.KeywordCache``, as rows of the scope's cached vector
+matrix (``dense_cache``), at the scope's ``(ent_version, mem_version)``: every write of a
+scope's postings, by any process, moves ``ent_version`` on in its own transaction
+(``schema.m011_search_versions``; adding, deleting or changing a memory's text also moves
+``mem_version``). A search reads the versions and the scopes' BM25 statistics (``n_docs``,
+``total_len``, ``ctx_total``) in its first round trip (``search_sql.scope_sizes``); when its
+dense reads come from the process (``search_dense_reads``), the statement that would read the
+BM25 top-k reads, in round trip 1, only the postings of the terms the cache lacks with the
+scopes' versions (one statement, one snapshot; none when all are held), and every memory's
+score is one ``bincount`` over the scopes' rows (``keyword_postings.bm25_of_rows``): the top-k
+and the pool's scores are lookups, and the server computes none.
+
+The scores are the SQL's (``sql.bm25``, ``sql.bm25_given``): N and the average length summed
+over the searched scopes, each term's df its postings there, the same float8 expressions, each
+memory's terms summed in term order (``bm25_given``'s; the top-k statement sums in its plan's,
+so its scores may differ in the last bits), ties at the cut by memory id. When the postings
+read and the matrix are not at the versions of round trip 0 (a write landed between), or the
+scopes' total length is 0 (the SQL's other branch), the search asks the store's own
+``keyword_search`` instead (a round trip of its own, rarely). A metadata filter, a search
+inside a transaction and a scope over the vector cache's budget keep the server's BM25.
+
+A process's own writes are not appended here (unlike SQLite's ``extend``): they move the
+scope's versions, and the terms are read again when next searched.
+
+Locking: the cache's lock is a leaf (``scope_budget``): taken with no other lock held, never
+while reading the store.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from linkmem.rank.neighbour_terms import CONTEXT_SCALE
+from linkmem.store.caches.keyword_postings import KeywordScores, TermPostings, bm25_of_rows
+from linkmem.store.postgres.sql import Tables
+from linkmem.store.prefetch import SearchPlan
+from linkmem.store.vectors import ScopeMatrix
+from linkmem.types import Scope
+
+Ranked = list[tuple[str, float]]
+#: A scope's (ent_version, mem_version).
+Versions = tuple[int, int]
+
+
+def postings_of_terms(t: Tables) -> str:
+    """Each of the scopes ``= ANY(%s)`` with its versions and, per term of ``%s`` it has
+    postings of, their memories, counts and lengths (arrays); one row of NULLs after the
+    versions for a scope with none. One statement: the versions and the postings are of one
+    snapshot."""
+    return (
+        "SELECT s.id, s.ent_version, s.mem_version, p.term, p.memories, p.tf, p.doc_len, "
+        f"p.ctx, p.ctx_len FROM {t.scopes} s LEFT JOIN LATERAL (SELECT x.term, "
+        "array_agg(x.memory) AS memories, array_agg(x.tf) AS tf, array_agg(x.doc_len) AS "
+        "doc_len, array_agg(x.ctx) AS ctx, array_agg(x.ctx_len) AS ctx_len "
+        f"FROM {t.postings} x WHERE x.scope_id = s.id AND x.term = ANY(%s::text[]) "
+        "GROUP BY x.term) p ON TRUE WHERE s.id = ANY(%s::bigint[])"
+    )
+
+
+class KeywordSearchReads:
+    """``SearchReads``' BM25 from the postings cache (a mixin: the fetching is
+    ``SearchReads``')."""
+
+    _store: Any
+    _plan: SearchPlan
+    _t: Tables
+    _terms: list[str]
+    _scope_ids: list[int] | None
+    #: Per scope of ``_scope_ids`` (round trip 0): (id, versions, n_docs, total length).
+    _scope_stats: list[tuple[int, Versions, int, float]]
+    _keyword_top: Ranked | None
+    # The scores of every memory of the scopes (None: the server's BM25, or the store's).
+    _keyword_table: KeywordScores | None = None
+    # The cached postings of the search's terms per scope (looked up in round trip 1).
+    _held_postings: dict[int, dict[str, TermPostings]]
+    # True: the cached path failed for this search; every BM25 read asks the store.
+    _keyword_to_store: bool = False
+
+    def _queue_postings(self, conn: Any) -> Any | None:
+        """Look the search's terms up in the cache; queue the read of those it lacks (None:
+        all held)."""
+        cache = self._store.keyword_cache
+        terms = self._terms
+        self._held_postings = {
+            scope_id: cache.lookup(scope_id, versions, terms)
+            for scope_id, versions, _, _ in self._scope_stats
+        }
+        held = self._held_postings.values()
+        missing = sorted(t for t in set(terms) if any(t not in h for h in held))
+        if not missing:
+            return None
+        statement = postings_of_terms(self._t)
+        return conn.execute(statement, [missing, self._scope_ids], binary=True)
+
+    def _take_postings(self, rows: list[Sequence[Any]] | None, matrices: list[ScopeMatrix]) -> None:
+        """Every memory's BM25 from the held postings and the rows read (``_keyword_top``,
+        ``_keyword_table``); on a version mismatch the store's BM25 instead."""
+        cache = self._store.keyword_cache
+        read: dict[int, tuple[Versions, dict[str, Sequence[Any]]]] = {}
+        for row in rows or []:
+            versions, terms = read.setdefault(row[0], ((row[1], row[2]), {}))
+            if row[3] is not None:
+                terms[row[3]] = row[4:]
+        postings: list[dict[str, TermPostings]] = []
+        for (scope_id, versions, _, _), matrix in zip(self._scope_stats, matrices, strict=True):
+            held = dict(self._held_postings[scope_id])
+            if matrix.version != versions[1]:
+                return self._to_store()
+            if rows is not None:
+                at, columns = read.get(scope_id, (None, {}))
+                if at != versions:
+                    return self._to_store()
+                found = _term_postings(matrix, [t for t in self._terms if t not in held], columns)
+                if found is None:
+                    return self._to_store()
+                cache.remember(scope_id, versions, len(matrix.ids), found)
+                held.update(found)
+            postings.append(held)
+        table = self._scores(postings, matrices)
+        if table is None:
+            return self._to_store()
+        self._keyword_table = table
+        self._keyword_top = table.top(self._plan.pool)
+
+    def _scores(
+        self, postings: list[dict[str, TermPostings]], matrices: list[ScopeMatrix]
+    ) -> KeywordScores | None:
+        """``sql.bm25``'s scores of every memory of the scopes (None: a total length of 0)."""
+        n = float(sum(stats[2] for stats in self._scope_stats))
+        total = float(sum(stats[3] for stats in self._scope_stats))
+        if n <= 0 or total <= 0:
+            return None
+        df = {t: sum(len(p[t].rows) for p in postings if t in p) for t in self._terms}
+        idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items() if d}
+        k1, b = self._store.k1, self._store.b
+        scores = []
+        for held, matrix in zip(postings, matrices, strict=True):
+            weighted = [(idf[t], held[t]) for t in sorted(idf) if t in held]
+            scores.append(bm25_of_rows(weighted, len(matrix.ids), total / n, k1, b))
+        return KeywordScores(matrices, scores, ties_by_id=True)
+
+    def _to_store(self) -> None:
+        self._keyword_to_store = True
+        self._keyword_top = None
+
+    def _cached_keyword(
+        self, terms: Sequence[str], scope: Scope, k: int, ids: Sequence[str] | None
+    ) -> Ranked:
+        """``keyword_search`` of the plan's terms and scope from the table, or the store."""
+        table = self._keyword_table
+        if table is None:
+            return self._store.keyword_search(terms, scope, k, self._plan.filters, ids)
+        if ids is None:
+            return table.top(k)
+        return table.of(ids, k) if k > 0 and ids else []
+
+
+def scope_total(total_len: int, ctx_total: int) -> float:
+    """A scope's total length as ``sql.bm25``'s statistics sum it (own plus context)."""
+    return total_len + ctx_total * (1 / CONTEXT_SCALE)
+
+
+def _term_postings(
+    matrix: ScopeMatrix, terms: list[str], columns: dict[str, Sequence[Any]]
+) -> dict[str, TermPostings] | None:
+    """The postings read of ``terms`` (none: an empty array), each memory as its row in
+    ``matrix``; None when a memory is not there."""
+    row_of = matrix.row_of
+    empty = np.zeros(0, dtype=np.int64)
+    out = {}
+    for term in terms:
+        if term not in columns:
+            out[term] = TermPostings.of_columns(empty, [empty] * 4)
+            continue
+        memories, *counts = columns[term]
+        rows = np.fromiter((row_of.get(m, -1) for m in memories), np.intp, len(memories))
+        if len(rows) and rows.min() < 0:
+            return None
+        out[term] = TermPostings.of_columns(rows, [np.asarray(c, np.int64) for c in counts])
+    return out
