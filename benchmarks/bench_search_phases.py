@@ -34,7 +34,10 @@ before (so the embedder's memo answers recurring names, never a query):
 - ``names2``: two name runs of the query embedded with it (``query_names_embedded`` 2);
 - ``no_memo``: the embedder's memo of short texts' vectors off;
 - ``sql_bm25``: BM25 summed in SQL, not from the cached postings
-  (``store.sqlite.keyword_cache``; what searches did before it).
+  (``store.sqlite.keyword_cache``; what searches did before it);
+- ``records_held``: every record of the scope read into the store's record cache before the
+  round (what a record cache that holds a searched scope whole would give: the results'
+  records are then never read after the vector); the cache is emptied after the round.
 Numbers go to ``benchmarks/results/search_phases.json`` (or ``--out``). ``--store DIR`` keeps
 one store per size in DIR (``search-<size>.db``), built on first use and searched as they are
 after: an A/B of two commits alternates processes (``PYTHONPATH=<worktree>/src``) on the
@@ -165,6 +168,7 @@ VARIANTS: dict[str, dict] = {
     "names2": {"query_names_embedded": 2},
     "no_memo": {},
     "sql_bm25": {},
+    "records_held": {},
 }
 
 
@@ -227,14 +231,25 @@ def bench_size(
             embedder.vector_cache = VectorCache(0) if name == "no_memo" else memo
             if name == "sql_bm25":
                 memory.store.keyword_table = lambda stats, scope: None
+            if name == "records_held":
+                hold_records(memory.store)
             search_module.start_query = (
                 start_serial if name == "serial" else encoding_module.start_query
             )
             results[name].append(run(memory, queries, clock))
             vars(memory.store).pop("keyword_table", None)
+            if name == "records_held":
+                memory.store.record_cache.changed()  # the other variants start without them
     embedder._session, embedder.vector_cache = shipped_session, memo
     memory.settings = settings
     return {name: median_of_rounds(runs) for name, runs in results.items()}
+
+
+def hold_records(store) -> None:
+    """Every record of the store's memories read through its record cache (kept there)."""
+    ids = [row[0] for row in store.db.rows(f"SELECT id FROM {store.c}")]
+    for start in range(0, len(ids), 500):
+        store.record_cache.get_memories(store, ids[start : start + 500])
 
 
 def median_of_rounds(runs: list[dict]) -> dict:
