@@ -61,6 +61,7 @@ from linkmem.store.postgres.memories import (
 from linkmem.store.postgres.search_dense_reads import DenseSearchReads
 from linkmem.store.postgres.search_entity_reads import EntityReads
 from linkmem.store.postgres.search_keyword_reads import KeywordSearchReads, scope_total
+from linkmem.store.postgres.search_record_reads import RecordSearchReads
 from linkmem.store.postgres.sql import in_scopes, vector_literal
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import EntityRecord, MemoryRecord, Scope
@@ -78,7 +79,7 @@ T = TypeVar("T")
 KEYWORD_ALL = 1000
 
 
-class SearchReads(DenseSearchReads, KeywordSearchReads, EntityReads):
+class SearchReads(DenseSearchReads, KeywordSearchReads, RecordSearchReads, EntityReads):
     """The reads of one search (see the module docstring); other calls go to the store."""
 
     def __init__(self, store: Any, plan: SearchPlan, conn: Any, side: Any | None = None) -> None:
@@ -238,8 +239,14 @@ class SearchReads(DenseSearchReads, KeywordSearchReads, EntityReads):
             ids = [i for i in ids if i not in fetched]
         hubs = sorted(self._hubs) if with_entities else []
         links = (lambda conn: _binary(conn, *q.hub_links(self._t, ids, hubs))) if hubs else None
-        records, keyword, rows = self._retried(lambda: self._read_batch(ids, links))
-        self._keep(records, keyword, ids)
+        held = self._held_rows(ids)  # from the row cache (``search_record_reads``)
+        self._keep(held, None, [row[0] for row in held])
+        read = [i for i in ids if i not in self._fetched] if held else ids
+        if read or links is not None:
+            records, keyword, rows = self._retried(lambda: self._read_batch(read, links))
+            self._keep(records, keyword, read)
+        else:
+            rows = None
         for entity_id, memory_ids in rows or []:
             self._hub_rows += [(memory_id, entity_id) for memory_id in memory_ids]
         if with_entities:
@@ -299,12 +306,14 @@ class SearchReads(DenseSearchReads, KeywordSearchReads, EntityReads):
         with self._pipelines():
             in_scope = self._memory_where(None)
             query = None if self._dense is not None else self._query  # no cosine: cached
-            records = _binary(side, *q.memories_of_ids(self._t, ids, in_scope, query))
+            statement = q.memories_of_ids(self._t, ids, in_scope, query, self._dense is not None)
+            records = _binary(side, *statement) if ids != [] else None
             wanted = self._keyword_stats is not None and not self._keyword_all
             keyword = self._queue_keyword_of(side, ids) if wanted else None
             other = also(conn) if also is not None else None
+        found = records.fetchall() if records is not None else []
         return (
-            records.fetchall(),
+            self._kept_rows(found) if self._dense is not None else found,
             keyword.fetchall() if keyword is not None else None,
             other.fetchall() if other is not None else None,
         )

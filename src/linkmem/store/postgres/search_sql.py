@@ -236,15 +236,19 @@ def _detailed(t: Tables, ids_sql: str, by_key: bool = False, seqs: bool = True) 
 RAW_MEMORY_COLUMNS = MEMORY_COLUMNS.replace("m.metadata", "m.metadata::text", 1)
 
 
-def memories_of_ids(t: Tables, ids: Ids, where: Where, query: str) -> Statement:
+def memories_of_ids(
+    t: Tables, ids: Ids, where: Where, query: str | None, versions: bool = False
+) -> Statement:
     """``select_memories_by_id`` (the metadata as text, ``RAW_MEMORY_COLUMNS``), then each
     row's seq and, when ``where`` keeps it, its ``vector_exact`` cosine (else NULL): records
-    and cosines of the same rows in one read."""
+    and cosines of the same rows in one read. ``versions``: then its scope's ``ent_version``,
+    ``mem_version`` and id (``search_record_reads``)."""
     cond, args = where
     ids_sql, ids_args = id_array(ids)
+    scope = ", s.ent_version, s.mem_version, s.id" if versions else ""
     return (
         f"SELECT {RAW_MEMORY_COLUMNS}, m.seq, CASE WHEN {cond} THEN "
-        f"1 - (m.embedding <=> %s::vector) END FROM {t.mem} m "
+        f"1 - (m.embedding <=> %s::vector) END{scope} FROM {t.mem} m "
         f"JOIN {t.scopes} s ON s.id = m.scope_id WHERE m.id = ANY({ids_sql})",
         [*args, query, *ids_args],
     )

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from linkmem.errors import ConfigError
 from linkmem.store.base import Capabilities, StoreInfo
 from linkmem.store.caches.keyword_postings import KeywordCache
+from linkmem.store.caches.memory_rows import RowCache
 from linkmem.store.names import check_collection
 from linkmem.store.postgres import schema, sql
 from linkmem.store.postgres.audit import AuditTables
@@ -58,6 +59,8 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         # Their postings of searched terms, current while their versions are
         # (``search_keyword_reads``).
         self.keyword_cache = KeywordCache()
+        # Their memories' rows a search reads (``search_record_reads``), likewise.
+        self.row_cache = RowCache()
         try:
             self.applied_on_open = schema.migrate(self.db, self.t, dim)
         except BaseException:
@@ -81,6 +84,7 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         self.db.close()
         self.dense_cache.matrices.clear()
         self.keyword_cache.clear()
+        self.row_cache.clear()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

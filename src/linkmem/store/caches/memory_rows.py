@@ -1,0 +1,87 @@
+"""The rows of searched memories kept in process memory, per scope, at the scope's versions.
+
+A PostgreSQL search reads the records of its candidate pool (hundreds of memories in a 10k
+scope) in its second round trip: 2-3 ms of the server's time and as much of the client's to
+receive them. Pools overlap from one search of a scope to the next, so the rows read are kept
+here, each under its scope and the scope's versions (``(ent_version, mem_version)``: every
+write of a memory, its metadata alone included, moves one on, by any process), as one
+immutable tuple per memory (``postgres.search_sql.memories_of_ids``' columns before the
+cosine): a search at the same versions takes them from here. Rows read at other versions than
+the search's (a write landed between) are used by that search and not kept.
+
+Bounded: ``DEFAULT_ROW_CACHE_BYTES`` of estimated bytes; past it the least recently searched
+scopes are dropped. Locking: the lock is a leaf (``scope_budget``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from linkmem.store.caches.scope_budget import ScopeBudget
+
+#: Estimated bytes kept per store: 16 MiB, ~25k short memories.
+DEFAULT_ROW_CACHE_BYTES = 16 * 2**20
+
+#: Estimated bytes of a row beside its strings (the tuple, its numbers, the dict slot).
+_ROW_BYTES = 300
+
+#: A scope's (ent_version, mem_version).
+Versions = tuple[int, int]
+
+
+@dataclass
+class ScopeRows:
+    """The cached rows of one scope at one pair of versions."""
+
+    versions: Versions
+    rows: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    nbytes: int = _ROW_BYTES
+
+
+class RowCache(ScopeBudget[ScopeRows]):
+    """memory id -> its row, per scope at its versions."""
+
+    def __init__(self, max_bytes: int = DEFAULT_ROW_CACHE_BYTES) -> None:
+        super().__init__(max_bytes)
+
+    def lookup(
+        self, scope_id: int, versions: Versions, ids: Iterable[str]
+    ) -> dict[str, tuple[Any, ...]]:
+        """The rows of ``ids`` held for the scope at exactly ``versions``."""
+        with self._lock:
+            entry = self._entries.get(scope_id)
+            if entry is None or entry.versions != versions:
+                return {}
+            self._entries.move_to_end(scope_id)
+            held = entry.rows
+            return {i: row for i in ids if (row := held.get(i)) is not None}
+
+    def remember(self, scope_id: int, versions: Versions, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Keep rows (id first) read at ``versions`` (an entry at older versions is replaced;
+        rows read at older versions than the entry's are not kept)."""
+        with self._lock:
+            entry = self._entries.get(scope_id)
+            if entry is not None and entry.versions != versions:
+                if not _older(entry.versions, versions):
+                    return
+                self._entries.pop(scope_id)
+                self._bytes -= entry.nbytes
+                entry = None
+            if entry is None:
+                entry = self._entries[scope_id] = ScopeRows(versions)
+                self._bytes += entry.nbytes
+            self._entries.move_to_end(scope_id)
+            added = 0
+            for row in rows:
+                if row[0] not in entry.rows:
+                    entry.rows[row[0]] = row
+                    added += _ROW_BYTES + sum(len(v) for v in row if isinstance(v, str))
+            entry.nbytes += added
+            self._bytes += added
+            self._evict()
+
+
+def _older(held: Versions, read: Versions) -> bool:
+    return held[0] <= read[0] and held[1] <= read[1]
