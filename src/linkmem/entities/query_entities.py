@@ -66,12 +66,13 @@ def _keys(words: list[str]) -> tuple[str, ...]:
     if len(cleaned) == 1 and (len(cleaned[0]) < 2 or not any(c.isalpha() for c in cleaned[0])):
         return ()
     head = cleaned[:-1]
-    lasts = [cleaned[-1], *_singulars(cleaned[-1])]
+    lasts = [cleaned[-1], *singulars(cleaned[-1])]
     found = [normalise_key(" ".join(words))] + [normalise_key(" ".join([*head, w])) for w in lasts]
     return tuple(dict.fromkeys(found))
 
 
-def _singulars(word: str) -> list[str]:
+def singulars(word: str) -> list[str]:
+    """The forms ``word`` may have in the singular (none when it is no plural); "'s" cut."""
     low = word.lower()
     if low.endswith(("'s", "’s")):
         return [word[:-2]]
