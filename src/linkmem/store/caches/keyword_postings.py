@@ -36,6 +36,11 @@ NewPostings = Sequence[tuple[str, int, int, int, int]]
 
 Ranked = list[tuple[str, float]]
 
+#: The version a scope's terms are kept at: SQLite's ``mem_version``, PostgreSQL's
+#: ``(ent_version, mem_version)`` (``postgres.search_keyword_reads``); later versions compare
+#: greater.
+Version = int | tuple[int, int]
+
 
 @dataclass(frozen=True)
 class TermPostings:
@@ -70,7 +75,7 @@ class TermPostings:
 class ScopeTerms:
     """The cached terms of one scope at one version, whose matrix has ``n_rows`` rows."""
 
-    version: int
+    version: Version
     n_rows: int
     terms: dict[str, TermPostings] = field(default_factory=dict)
     nbytes: int = 0
@@ -92,7 +97,9 @@ class KeywordCache(ScopeBudget[ScopeTerms]):
     def __init__(self, max_bytes: int = DEFAULT_KEYWORD_CACHE_BYTES) -> None:
         super().__init__(max_bytes)
 
-    def lookup(self, scope_id: int, version: int, terms: Sequence[str]) -> dict[str, TermPostings]:
+    def lookup(
+        self, scope_id: int, version: Version, terms: Sequence[str]
+    ) -> dict[str, TermPostings]:
         """The terms cached for the scope at exactly ``version``."""
         with self._lock:
             entry = self._entries.get(scope_id)
@@ -102,7 +109,7 @@ class KeywordCache(ScopeBudget[ScopeTerms]):
             return {t: entry.terms[t] for t in terms if t in entry.terms}
 
     def remember(
-        self, scope_id: int, version: int, n_rows: int, found: dict[str, TermPostings]
+        self, scope_id: int, version: Version, n_rows: int, found: dict[str, TermPostings]
     ) -> None:
         """Keep terms read at ``version`` (an entry at an older version is replaced)."""
         with self._lock:

@@ -37,6 +37,12 @@ class EntityReads:
     _rare_rows: list[tuple[str, str]]
     _rare_rows_of: set[str]
 
+    def _cached_links_among(
+        self, entity_ids: Sequence[str], memory_ids: Sequence[str]
+    ) -> dict[str, list[str]] | None:
+        """``links_among`` from the entity cache (``search_entity_cache``); None: not held."""
+        raise NotImplementedError
+
     def _fetch_rare(self, ids: list[str]) -> None:
         """Read the rare entities of ``ids`` (``SearchReads._fetch_rare``)."""
         raise NotImplementedError
@@ -151,6 +157,9 @@ class EntityReads:
     ) -> dict[str, list[str]]:
         """entity id -> those of ``memory_ids`` linked to it (``linkmem.store.prefetch``),
         from the pool's links: the hub boosts need no entity records of the candidates."""
+        cached = self._cached_links_among(entity_ids, memory_ids)
+        if cached is not None:  # the hubs' whole lists (``search_entity_cache``)
+            return cached
         entities, memories = set(entity_ids), set(memory_ids)
         out: dict[str, list[str]] = defaultdict(list)
         if memories <= self._hub_rows_of and entities <= self._hubs:

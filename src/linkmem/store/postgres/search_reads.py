@@ -59,6 +59,7 @@ from linkmem.store.postgres.memories import (
     ef_search,
 )
 from linkmem.store.postgres.search_dense_reads import DenseSearchReads
+from linkmem.store.postgres.search_entity_cache import CachedEntityReads
 from linkmem.store.postgres.search_entity_reads import EntityReads
 from linkmem.store.postgres.search_keyword_reads import KeywordSearchReads, scope_total
 from linkmem.store.postgres.search_record_reads import RecordSearchReads
@@ -79,7 +80,9 @@ T = TypeVar("T")
 KEYWORD_ALL = 1000
 
 
-class SearchReads(DenseSearchReads, KeywordSearchReads, RecordSearchReads, EntityReads):
+class SearchReads(
+    DenseSearchReads, KeywordSearchReads, RecordSearchReads, CachedEntityReads, EntityReads
+):
     """The reads of one search (see the module docstring); other calls go to the store."""
 
     def __init__(self, store: Any, plan: SearchPlan, conn: Any, side: Any | None = None) -> None:
@@ -168,6 +171,7 @@ class SearchReads(DenseSearchReads, KeywordSearchReads, RecordSearchReads, Entit
             elif self._terms:
                 keyword = self._queue_keyword(conn, top)
             near = self._queue_near(conn) if len(self._entity_vectors) else None
+            hop = self._queue_hop_index(conn)
             self._commit(conn)
             # Last: the dense read waits for the query's vector, the others run meanwhile;
             # from cached vectors none is sent, or the scopes' vectors are read instead.
@@ -183,6 +187,7 @@ class SearchReads(DenseSearchReads, KeywordSearchReads, RecordSearchReads, Entit
         if cached_keyword and self._dense is not None:
             rows = postings.fetchall() if postings is not None else None
             self._take_postings(rows, self._dense.matrices)
+        self._take_hop_index(hop)  # the entity cache's (``search_entity_cache``)
         if dense is not None:
             self._dense_top = [(mid, float(sim)) for mid, sim in dense.fetchall()]
         if keyword is not None:
@@ -237,8 +242,8 @@ class SearchReads(DenseSearchReads, KeywordSearchReads, RecordSearchReads, Entit
             return
         if fetched:
             ids = [i for i in ids if i not in fetched]
-        hubs = sorted(self._hubs) if with_entities else []
-        links = (lambda conn: _binary(conn, *q.hub_links(self._t, ids, hubs))) if hubs else None
+        # The pool's links to the hubs, or their whole lists (``search_entity_cache``).
+        links, hub_rows = self._hub_read(ids, sorted(self._hubs) if with_entities else [])
         held = self._held_rows(ids)  # from the row cache (``search_record_reads``)
         self._keep(held, None, [row[0] for row in held])
         read = [i for i in ids if i not in self._fetched] if held else ids
@@ -247,7 +252,7 @@ class SearchReads(DenseSearchReads, KeywordSearchReads, RecordSearchReads, Entit
             self._keep(records, keyword, read)
         else:
             rows = None
-        for entity_id, memory_ids in rows or []:
+        for entity_id, memory_ids in hub_rows(rows) or []:
             self._hub_rows += [(memory_id, entity_id) for memory_id in memory_ids]
         if with_entities:
             self._hub_rows_of.update(ids)

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from linkmem.errors import ConfigError
 from linkmem.store.base import Capabilities, StoreInfo
+from linkmem.store.caches.entity_records import EntityCache
 from linkmem.store.caches.keyword_postings import KeywordCache
 from linkmem.store.caches.memory_rows import RowCache
 from linkmem.store.names import check_collection
@@ -61,6 +62,8 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         self.keyword_cache = KeywordCache()
         # Their memories' rows a search reads (``search_record_reads``), likewise.
         self.row_cache = RowCache()
+        # Their hubs' link lists and second-hop indexes (``search_entity_cache``), likewise.
+        self.entity_cache = EntityCache()
         try:
             self.applied_on_open = schema.migrate(self.db, self.t, dim)
         except BaseException:
@@ -85,6 +88,7 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         self.dense_cache.matrices.clear()
         self.keyword_cache.clear()
         self.row_cache.clear()
+        self.entity_cache.clear()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

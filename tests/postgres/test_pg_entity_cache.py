@@ -1,0 +1,147 @@
+"""Searches on PostgreSQL take the hubs' links and the second hop's check from the process's
+entity cache (``linkmem.store.postgres.search_entity_cache``) only while they are current: a
+write of the scope's memories, entities or links, by another ``Memory`` or by SQL, moves the
+scope's versions and the next search reads them again. Answers are the plain path's."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from helpers import CapitalisedWordsExtractor
+from search_reads_cases import QUERIES, plain_reads, seed
+
+from linkmem import Memory
+from linkmem.embed.fake import FakeEmbedder
+from linkmem.store.postgres import search_reads
+from linkmem.types import Scope
+
+pytestmark = pytest.mark.postgres
+
+
+def opened(dsn: str, collection: str) -> Memory:
+    return Memory(
+        store="postgres",
+        postgres={"dsn": dsn, "pool_min": 1, "pool_max": 2},
+        collection=collection,
+        embedder=FakeEmbedder(),
+        extractor=CapitalisedWordsExtractor(),
+        retrieval={"entity_pool_max_links": 6},
+    )
+
+
+def results(memory: Memory) -> list[list[tuple[str, float]]]:
+    out = []
+    for query in QUERIES:
+        found = memory.search(query, user_id="alice", top_k=8)["results"]
+        out.append([(h["id"], h["score"]) for h in found])
+    return out
+
+
+def same(got: list[list[tuple[str, float]]], plain: list[list[tuple[str, float]]]) -> bool:
+    """The same memories in the same order, scores within float32 rounding of the cosines."""
+    return all(
+        [h[0] for h in a] == [h[0] for h in b]
+        and all(abs(x[1] - y[1]) <= 2e-6 for x, y in zip(a, b, strict=True))
+        for a, b in zip(got, plain, strict=True)
+    )
+
+
+def same_as_server(memory: Memory) -> list[list[tuple[str, float]]]:
+    got = results(memory)
+    with plain_reads():
+        assert same(got, results(memory))
+    return got
+
+
+@pytest.fixture
+def two(pg_dsn_18: str) -> Any:
+    collection = "e_" + uuid.uuid4().hex[:12]
+    reader = seed(opened(pg_dsn_18, collection))
+    writer = opened(pg_dsn_18, collection)
+    yield reader, writer
+    reader.close()
+    writer.close()
+
+
+def recorded(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
+    """Each search's view (``SearchReads``), and the server reads of hub links and of the
+    second hop's rare entities."""
+    seen: dict[str, list[Any]] = {"reads": [], "hub_links": [], "rare": []}
+    fetch_first = search_reads.SearchReads.fetch_first
+    fetch_rare = search_reads.SearchReads._fetch_rare
+    hub_links = search_reads.q.hub_links
+
+    def first(self: Any) -> None:
+        fetch_first(self)
+        seen["reads"].append(self)
+
+    def rare(self: Any, ids: list[str]) -> None:
+        seen["rare"].append(ids)
+        fetch_rare(self, ids)
+
+    def links(*args: Any) -> Any:
+        seen["hub_links"].append(args)
+        return hub_links(*args)
+
+    monkeypatch.setattr(search_reads.SearchReads, "fetch_first", first)
+    monkeypatch.setattr(search_reads.SearchReads, "_fetch_rare", rare)
+    monkeypatch.setattr(search_reads.q, "hub_links", links)
+    return seen
+
+
+def test_warm_searches_read_no_hub_links_and_skip_hops(
+    two: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader, _ = two
+    first = same_as_server(reader)
+    same_as_server(reader)  # the lists and the hop index are read from the second search
+    seen = recorded(monkeypatch)
+    assert same(results(reader), first)
+    assert seen["hub_links"] == []
+    assert any(r._hub_lists for r in seen["reads"])  # hubs' links came from the lists
+    assert len(seen["rare"]) < len(QUERIES)  # some hops known to reach nothing
+    cache = reader.store.entity_cache  # type: ignore[attr-defined]
+    assert cache.nbytes > 0
+
+
+def test_cached_links_among_are_the_stores(two: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    reader, _ = two
+    same_as_server(reader)
+    same_as_server(reader)
+    seen = recorded(monkeypatch)
+    results(reader)
+    store: Any = reader.store
+    everyone = store.memory_ids(Scope(user_id="alice"))
+    checked = 0
+    for reads in seen["reads"]:
+        if not reads._hub_lists:
+            continue
+        hubs = sorted(reads._hub_lists)
+        for memories in (everyone, everyone[:7], everyone[40:41], []):
+            cached = reads._cached_links_among(hubs, memories)
+            plain: dict[str, list[str]] = {}  # the store's links, as boost.py reads them
+            for memory_id, entities in store.entities_of_memories(memories).items():
+                for entity in entities:
+                    if entity.id in hubs:
+                        plain.setdefault(entity.id, []).append(memory_id)
+            assert cached == {e: sorted(m) for e, m in plain.items()}
+            checked += 1
+    assert checked
+
+
+def test_writes_are_seen_by_the_next_search(two: Any) -> None:
+    reader, writer = two
+    same_as_server(reader)
+    same_as_server(reader)
+    # A new memory naming the names the queries ask for: new links to hubs and rare ones.
+    added = writer.add("Max met Ana Lopez in Rome for Project Falcon", user_id="alice")
+    assert added["results"]
+    same_as_server(reader)
+    store: Any = writer.store
+    t = store.t
+    store.db.run(f"DELETE FROM {t.links} WHERE memory = '{added['results'][0]['id']}'")
+    same_as_server(reader)
+    writer.delete(added["results"][0]["id"])
+    same_as_server(reader)
