@@ -38,6 +38,15 @@ class RetrievalConfig:
     keyword_context_weight: float = 0.5
     keyword_context_window: int = 2
     keyword_context_length_ratio: float = 4.0
+    #: Memories written together whose neighbouring texts differ in length by more than this
+    #: (the median over neighbours of longer / shorter, in characters) are short requests and
+    #: long answers (an agent's user and assistant turns): each stands alone, so neither
+    #: neighbour blending (``context_weight``) nor neighbour words apply to them
+    #: (``linkmem.rank.context.for_batch``). Medians: LoCoMo dev 1.6-1.7, first synthetic set
+    #: 2.0-2.2, households 2.2-2.6, long chats 44-65. Long chats (``linkmem eval locomo``,
+    #: full 1-4 @10): both on 0.798, blending off 0.845, neighbour words off 0.857, both off
+    #: 0.893; other sets untouched. 0: always apply.
+    context_length_ratio_max: float = 8.0
     #: Weight of the dense cosine (clamped at 0) in the fused score.
     dense_weight: float = 1.0
     #: Every cosine constant here (``dense_weight``, the entity thresholds and boosts, the

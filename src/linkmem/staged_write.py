@@ -9,7 +9,8 @@ the batch. It is still one transaction: a failure or a crash leaves nothing of t
 
 Linking a staged batch resolves each chunk's entities against the scope as it stands after
 the earlier chunks (as consecutive ``add_batch`` calls would); context blending and the
-neighbour words of the keyword index (``linkmem.rank.neighbour_terms``) read the neighbours
+neighbour words of the keyword index (``linkmem.rank.neighbour_terms``; both off for a batch
+of short requests and long answers, ``linkmem.rank.context.for_batch``) read the neighbours
 across chunk edges, and the back references (``linkmem.entities.inherit``) carry from chunk to
 chunk, so every memory's search vector, postings and inherited links are the ones the whole
 batch gives.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO
 
 import numpy as np
@@ -30,7 +31,7 @@ from linkmem.encoding import encode_batch
 from linkmem.entities.inherit import Inheritance
 from linkmem.entities.linker import LinkPlan, apply_links, write_call_inheritance
 from linkmem.extract.base import EntityExtractor, ExtractedEntity
-from linkmem.rank.context import contextual_vectors
+from linkmem.rank.context import contextual_vectors, for_batch
 from linkmem.rank.neighbour_terms import context_terms
 from linkmem.rank.terms import terms_batch
 from linkmem.records import history_event
@@ -53,7 +54,8 @@ class Models:
 
 def write_new(store: Store, models: Models, records: Sequence[MemoryRecord]) -> None:
     """Encode ``records`` and write them, their links and their history in one transaction."""
-    config = models.config
+    config = for_batch(models.config, [r.text for r in records])
+    models = replace(models, config=config)
     if len(records) <= WRITE_CHUNK:
         encoded = encode_batch([r.text for r in records], *_model_args(models))
         vectors = contextual_vectors(encoded.vectors, config.context_window, config.context_weight)

@@ -276,3 +276,38 @@ def test_sqlite_keeps_each_terms_document_frequency(make_memory):
     assert store.keyword_search(words, Scope("u"), 100) == before
     memory.reset()
     assert store.db.rows(f"SELECT count(*) FROM {store.c}_terms")[0][0] == 0
+
+
+ANSWER = (
+    "Here is a plan for the week. Start each morning with twenty minutes of easy running, "
+    "then stretch for ten. On Tuesday and Thursday add strides, six of them, with a slow walk "
+    "back between each. Keep Saturday for the long run and Sunday for rest. "
+) * 3
+EXCHANGE = [
+    "Quick note: my sister Ines lives in Porto. Can you plan my running week?",
+    ANSWER,
+    "Thanks. What should I eat before the long run?",
+    "Something light two hours before: toast with honey or a banana, and water. " * 6,
+]
+
+
+def test_short_requests_and_long_answers_are_written_without_neighbour_context(make_memory):
+    """A batch whose neighbouring texts differ in length far more than a conversation's
+    (``RetrievalConfig.context_length_ratio_max``) gets neither neighbour words nor blended
+    vectors: it is stored as with both turned off."""
+    memory = make_memory()
+    ids = ids_of(memory.add_batch(EXCHANGE, user_id="u"))
+    assert all(not p.context for p in memory.store.postings_of(ids).values())
+    off = {"context_weight": 0.0, "keyword_context_weight": 0.0}
+    plain = make_memory(collection="p_" + uuid.uuid4().hex[:12], retrieval=off)
+    plain.add_batch(EXCHANGE, user_id="u")
+    query = "Where does my sister live?"
+
+    def dense_by_text(m) -> dict[str, float]:
+        found = m.search(query, user_id="u", top_k=10, explain=True)["results"]
+        return {r["memory"]: r["score_details"]["dense"] for r in found}
+
+    assert dense_by_text(memory) == pytest.approx(dense_by_text(plain), abs=1e-6)
+    conversation = make_memory(collection="c_" + uuid.uuid4().hex[:12])
+    kept = ids_of(conversation.add_batch(TEXTS, user_id="u"))
+    assert all(p.context for p in conversation.store.postings_of(kept).values())
