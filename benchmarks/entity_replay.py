@@ -48,7 +48,7 @@ import linkmem.entities.boost as boost_module
 import linkmem.search as search_module
 from linkmem import Memory
 from linkmem.config import RetrievalConfig
-from linkmem.entities.asked import asked_kind
+from linkmem.entities.asked import NOT_KINDS, asked_kind, topic_head_is
 from linkmem.entities.query_entities import singulars
 from linkmem.eval.locomo import load_locomo
 from linkmem.extract.dialogue import about_listener
@@ -342,19 +342,19 @@ def _category_boost(conv: Conversation, q: Question, v: Variant) -> np.ndarray:
     for eid, sim in sims.items():
         if sim >= v.category_min and eid in conv.links:
             out = np.maximum(out, np.where(conv.links[eid], v.category_weight * sim, 0.0))
+    word = phrase.lower().split()[-1]
     single = len(phrase.split()) == 1 or not v.category_head_single
-    plural = _head(phrase) != phrase.lower().split()[-1] or not v.category_head_plural
+    plural = bool(singulars(word)) or not v.category_head_plural
     if v.category_head_typeof and re.search(r"\b(?:kinds?|types?|sorts?) of\b", q.text, re.I):
         plural = True
-    if v.category_head_min and single and plural:
-        head = _head(phrase)
+    if v.category_head_min and single and plural and NOT_KINDS.isdisjoint({word, *singulars(word)}):
         for eid, sim in _category_sims(conv, phrase, ("TOPIC",)).items():
             text, _, n_linked = conv.entities[eid]
             if (
                 sim >= v.category_head_min
                 and n_linked <= v.category_head_links
                 and eid in conv.links
-                and _head(text) == head
+                and topic_head_is(text, word)
             ):
                 value = v.category_weight * (1.0 if v.category_head_flat else sim)
                 out = np.maximum(out, np.where(conv.links[eid], value, 0.0))
@@ -362,14 +362,6 @@ def _category_boost(conv: Conversation, q: Question, v: Variant) -> np.ndarray:
 
 
 _EMBEDDER: list[Any] = []
-
-
-def _head(text: str) -> str:
-    """The last word of ``text``, lower-cased, in the singular ("Valorant tournaments" ->
-    "tournament")."""
-    word = text.lower().split()[-1] if text.split() else ""
-    singular = singulars(word)
-    return singular[0] if singular else word
 
 
 def _category_sims(conv: Conversation, phrase: str, kinds: tuple[str, ...]) -> dict[str, float]:

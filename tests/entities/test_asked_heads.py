@@ -14,11 +14,13 @@ from linkmem.entities.asked import asked_kind, listed_head, topic_head_is
 @pytest.mark.parametrize(
     ("question", "head"),
     [
-        ("What shelters does Maria volunteer at?", "shelter"),
-        ("How many games has John mentioned winning?", "game"),
+        ("What shelters does Maria volunteer at?", "shelters"),
+        ("How many games has John mentioned winning?", "games"),
         ("What types of yoga has Maria practiced?", "yoga"),
         ("What kind of music does Ana like?", "music"),
-        ("Which countries has Priya visited?", "country"),
+        ("Which countries has Priya visited?", "countries"),
+        # A count of occasions, not of things.
+        ("How many times has Nate taken his turtles on a walk?", None),
         # One thing asked for, not a list of them.
         ("Which book was John reading during his recovery?", None),
         # A kind of several words: its modifier narrows it ("board games" are no video games).
@@ -32,11 +34,13 @@ def test_the_head_of_a_listed_kind(question, head):
 
 
 def test_a_topic_has_the_head_in_its_last_word():
-    assert topic_head_is("animal shelter", "shelter")
-    assert topic_head_is("Animal Shelters", "shelter")
+    assert topic_head_is("animal shelter", "shelters")
+    assert topic_head_is("Animal Shelters", "shelters")
+    assert topic_head_is("horror movie", "movies")  # not "movy"
+    assert topic_head_is("local city", "cities")
     assert topic_head_is("kundalini yoga", "yoga")
-    assert not topic_head_is("shelter dog", "shelter")
-    assert not topic_head_is("", "shelter")
+    assert not topic_head_is("shelter dog", "shelters")
+    assert not topic_head_is("", "shelters")
 
 
 TURNS = [

@@ -56,26 +56,35 @@ def asked_kind(question: str) -> str | None:
     return match.group(1) if match else None
 
 
+#: Plural words that count occasions or spans, not things ("How many times has Nate ...").
+NOT_KINDS = frozenset("time way day week month year hour minute".split())
+
+
 def listed_head(question: str, kind: str | None) -> str | None:
-    """The word whose instances ``question`` lists, in the singular and lower case, when its
-    ``kind`` (``asked_kind``) is one word in the plural ("What shelters ..." -> "shelter") or
-    follows "types of" ("What types of yoga ..." -> "yoga"); else None ("Which book was ...",
-    "How many board games ...")."""
+    """The word whose instances ``question`` lists, lower-cased as asked, when its ``kind``
+    (``asked_kind``) is one word in the plural ("What shelters ..." -> "shelters") or follows
+    "types of" ("What types of yoga ..." -> "yoga"); else None ("Which book was ...", "How
+    many board games ...", "How many times ...")."""
     if kind is None or len(kind.split()) != 1:
         return None
     word = kind.strip(EDGE_PUNCTUATION).lower()
-    if not word.isalpha():
+    if not word.isalpha() or not _forms(word).isdisjoint(NOT_KINDS):
         return None
-    plural = singulars(word)
-    if plural:
-        return plural[0]
-    return word if _TYPES_OF.match(question) else None
+    if singulars(word) or _TYPES_OF.match(question):
+        return word
+    return None
 
 
 def topic_head_is(text: str, head: str) -> bool:
-    """Whether a stored topic's last word is ``head`` (or ``head`` in the plural)."""
+    """Whether a stored topic's last word is ``head`` in the singular or the plural
+    ("animal shelter" and "shelters", "horror movie" and "movies")."""
     words = text.lower().split()
-    return bool(words) and (words[-1] == head or head in singulars(words[-1]))
+    return bool(words) and not _forms(words[-1]).isdisjoint(_forms(head))
+
+
+def _forms(word: str) -> set[str]:
+    """``word`` and the forms it may have in the singular ("movies": "movy", "movie")."""
+    return {word, *(w.lower() for w in singulars(word))}
 
 
 class KindVector(np.ndarray):
