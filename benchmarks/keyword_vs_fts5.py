@@ -7,7 +7,8 @@ here, so a fold's score is its conversation's recall), keyword rankings alone:
 - ``fts5 porter``: an FTS5 table per conversation, ``tokenize='porter unicode61'``, the
   question's words OR-ed, ranked by FTS5's ``bm25()`` (k1 1.2, b 0.75, no stop words);
 - ``linkmem``: linkmem's terms (Snowball stems, stop words dropped) and BM25 over the
-  conversation, with the neighbour words the index stores by default (``own words`` without);
+  conversation, with the neighbour words the index stores by default (``own words`` without;
+  none in a conversation of short requests and long answers, ``rank.context.for_batch``);
 - variants of linkmem's tokenisation and of k1 / b, one change at a time.
 
 Recall@10 (and @25) of categories 1-4 per set, with the worst conversation. Pure Python and
@@ -35,6 +36,7 @@ from linkmem.eval.locomo import Conversation, load_locomo
 from linkmem.eval.metrics import recall_at_k
 from linkmem.rank import bm25
 from linkmem.rank import terms as linkmem_terms
+from linkmem.rank.context import for_batch
 from linkmem.rank.neighbour_terms import CONTEXT_SCALE, context_terms
 
 HERE = Path(__file__).resolve().parent
@@ -68,7 +70,7 @@ class BM25Index:
     def __init__(self, docs: Sequence[str], variant: Variant, config: RetrievalConfig) -> None:
         self.variant = variant
         tokens = [variant.tokenise(d) for d in docs]
-        contexts = _contexts(tokens, variant, config)
+        contexts = _contexts(tokens, variant, for_batch(config, docs))
         self.counts = [Counter(t) for t in tokens]
         for count, context in zip(self.counts, contexts):
             for term, weight in context.items():
@@ -92,7 +94,7 @@ class BM25Index:
 def _contexts(
     tokens: list[list[str]], variant: Variant, config: RetrievalConfig
 ) -> list[dict[str, int]]:
-    if not variant.neighbours:
+    if not variant.neighbours or config.keyword_context_weight <= 0:
         return [{} for _ in tokens]
     return context_terms(
         tokens,
