@@ -19,7 +19,7 @@ from search_reads_cases import QUERIES, SMALL_POOL, all_results, plain_reads, re
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
 from linkmem.store.base import NewMemory
-from linkmem.store.postgres import connection, search_reads
+from linkmem.store.postgres import connection, search_near_cache, search_reads
 from linkmem.types import MemoryRecord, Scope
 
 pytestmark = pytest.mark.postgres
@@ -193,7 +193,7 @@ def test_same_results_with_the_entity_index(
     """Over ``EXACT_ENTITIES`` entities, the nearest entities come from the HNSW index."""
     memory = seeded_memory(pg_dsn, cached=cached)
     try:
-        monkeypatch.setattr(search_reads, "EXACT_ENTITIES", 2)
+        monkeypatch.setattr(search_near_cache, "EXACT_ENTITIES", 2)
         monkeypatch.setattr("linkmem.store.postgres.entities.EXACT_ENTITIES", 2)
         fetched = [results(memory, q) for q in QUERIES]
         with plain_reads():

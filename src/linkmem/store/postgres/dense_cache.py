@@ -94,7 +94,7 @@ class DenseCache:
 
     def queue_load(self, conn: Any, scope_ids: list[int]) -> Any:
         """Send ``load_scopes`` of ``scope_ids`` on ``conn`` (rows in binary)."""
-        return conn.execute(load_scopes(self._t), [scope_ids], binary=True)
+        return conn.execute(self._statement(), [scope_ids], binary=True)
 
     def take(self, rows: list[Sequence[Any]], versions: Sequence[tuple[int, int]]) -> list[Any]:
         """The matrices of the scopes ``(id, version)`` from the rows of ``load_scopes``
@@ -111,12 +111,16 @@ class DenseCache:
         finally:
             self._staged.scopes = {}
 
+    def _statement(self) -> str:
+        """The read of scopes' versions and vectors (``load_scopes``' columns)."""
+        return load_scopes(self._t)
+
     def _load(self, scope_id: int) -> LoadedScope:
         """``MatrixCache``'s loader: the rows a search's batch read, else one statement."""
         staged = getattr(self._staged, "scopes", {}).pop(scope_id, None)
         if staged is not None:
             return staged
-        rows = self._db.rows(load_scopes(self._t), [[scope_id]])
+        rows = self._db.rows(self._statement(), [[scope_id]])
         return self._loaded(rows, committed=not self._db.in_transaction())
 
     def _loaded(self, rows: Sequence[Sequence[Any]], committed: bool) -> LoadedScope:

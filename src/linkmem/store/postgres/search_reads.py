@@ -47,21 +47,21 @@ import numpy as np
 from linkmem.filters import Node
 from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres import search_sql as q
-from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import LOST_PREPARED
 from linkmem.store.postgres.dense_cache import DenseReads
 from linkmem.store.postgres.driver import psycopg
-from linkmem.store.postgres.entities import EXACT_ENTITIES, stored_by_key
+from linkmem.store.postgres.entities import stored_by_key
 from linkmem.store.postgres.memories import (
     _row_where,
     bm25_given_statement,
     bm25_statement,
-    ef_search,
 )
 from linkmem.store.postgres.search_dense_reads import DenseSearchReads
 from linkmem.store.postgres.search_entity_cache import CachedEntityReads
 from linkmem.store.postgres.search_entity_reads import EntityReads
 from linkmem.store.postgres.search_keyword_reads import KeywordSearchReads, scope_total
+from linkmem.store.postgres.search_near_cache import NearCacheReads
+from linkmem.store.postgres.search_queue import Queued
 from linkmem.store.postgres.search_record_reads import RecordSearchReads
 from linkmem.store.postgres.sql import in_scopes, vector_literal
 from linkmem.store.prefetch import SearchPlan
@@ -81,7 +81,12 @@ KEYWORD_ALL = 1000
 
 
 class SearchReads(
-    DenseSearchReads, KeywordSearchReads, RecordSearchReads, CachedEntityReads, EntityReads
+    DenseSearchReads,
+    KeywordSearchReads,
+    RecordSearchReads,
+    CachedEntityReads,
+    NearCacheReads,
+    EntityReads,
 ):
     """The reads of one search (see the module docstring); other calls go to the store."""
 
@@ -159,26 +164,37 @@ class SearchReads(
         # With a second connection the dense read runs beside the others.
         conn, side = self._conn, self._side or self._conn
         # Dense reads in the process (``dense_cache``) bring the BM25 along: from cached
-        # postings, the server's top-k replaced by the read of those not held yet.
+        # postings, the server's top-k replaced by the read of those not held yet; the
+        # nearest entities too when their vectors are held (``search_near_cache``).
         in_process = self._plan_dense(n_docs)
         cached_keyword = in_process and bool(self._terms)
-        with self._pipelines():
-            self._begin(conn)
-            top = max(plan.pool, n_docs + 1 if n_docs <= KEYWORD_ALL else 0)
-            keyword = postings = None
-            if cached_keyword:
-                postings = self._queue_postings(conn)
-            elif self._terms:
-                keyword = self._queue_keyword(conn, top)
-            near = self._queue_near(conn) if len(self._entity_vectors) else None
-            hop = self._queue_hop_index(conn)
-            self._commit(conn)
-            # Last: the dense read waits for the query's vector, the others run meanwhile;
-            # from cached vectors none is sent, or the scopes' vectors are read instead.
-            load = self._queue_load(side)
-            dense = None
-            if plan.dense and not in_process:
-                dense = self._read_only(side, self._queue_dense_top)
+        self._open_view()
+        main, aside = Queued(), Queued()  # sent once known (no empty round trip)
+        top = max(plan.pool, n_docs + 1 if n_docs <= KEYWORD_ALL else 0)
+        keyword = postings = near = None
+        if cached_keyword:
+            postings = self._queue_postings(main)
+        elif self._terms:
+            keyword = self._queue_keyword(main, top)
+        near_cached, details, vectors = self._queue_near_cached(main, aside)
+        if details is not None:
+            near = details
+        elif not near_cached and len(self._entity_vectors):
+            near = self._queue_near(main)
+        hop = self._queue_hop_index(main)
+        dense = load = None
+        if main.calls or aside.calls or self._load_dense or (plan.dense and not in_process):
+            with self._pipelines():
+                if main.calls:
+                    self._begin(conn)
+                    main.replay(conn)
+                    self._commit(conn)
+                aside.replay(side)
+                # Last: the dense read waits for the query's vector, the others run meanwhile;
+                # from cached vectors none is sent, or the scopes' vectors are read instead.
+                load = self._queue_load(side)
+                if plan.dense and not in_process:
+                    dense = self._read_only(side, self._queue_dense_top)
         if load is not None:
             cache = self._store.dense_cache
             self._dense = DenseReads(cache.take(load.fetchall(), self._versions))
@@ -188,6 +204,7 @@ class SearchReads(
             rows = postings.fetchall() if postings is not None else None
             self._take_postings(rows, self._dense.matrices)
         self._take_hop_index(hop)  # the entity cache's (``search_entity_cache``)
+        self._take_entity_vectors(vectors)
         if dense is not None:
             self._dense_top = [(mid, float(sim)) for mid, sim in dense.fetchall()]
         if keyword is not None:
@@ -198,7 +215,15 @@ class SearchReads(
             self._keyword_all = len(rows) < top
             if self._keyword_all:
                 self._keyword = _positive(rows)
-        self._near = self._read_near(near.fetchall() if near is not None else [])
+        near_rows = self._cached_near_rows(near) if near_cached else None
+        if near_cached and near_rows is None:  # read at other versions: the server's
+            with self._conn.pipeline():
+                self._begin(conn)
+                near = self._queue_near(conn)
+                self._commit(conn)
+        if near_rows is None:
+            near_rows = near.fetchall() if near is not None else []
+        self._near = self._read_near(near_rows)
         pool = {mid for mid, _ in [*(self._dense_top or []), *(self._keyword_top or [])]}
         for entity_id in {eid for hits in self._near for eid, _ in hits}:
             entity = self._entities[entity_id]
@@ -355,23 +380,6 @@ class SearchReads(
         assert stats is not None
         statement = bm25_given_statement(
             self._t, self._scope_ids, stats, self._plan.filters, ids, k1_b
-        )
-        return _binary(conn, *statement)
-
-    def _queue_near(self, conn: Any) -> Any:
-        plan = self._plan
-        conn.execute(sql.ann_settings(), (ef_search(plan.entity_k),))
-        statement = q.nearest_entities_detailed(
-            self._t,
-            in_scopes("x.scope_id", self._scope_ids),
-            [vector_literal(v) for v in self._entity_vectors],
-            plan.entity_k,
-            plan.entity_min_similarity,
-            EXACT_ENTITIES,
-            self._links_max,
-            # Without seqs when every list is of a specific entity, whose memories the pool
-            # reads with theirs (``_sequence_lists``): no memory lookup per link.
-            seqs=plan.hop_max_links > plan.specific_max_links,
         )
         return _binary(conn, *statement)
 

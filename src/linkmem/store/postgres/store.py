@@ -20,6 +20,7 @@ from linkmem.store.postgres.entities import EntityTables
 from linkmem.store.postgres.keys import KeyTables
 from linkmem.store.postgres.memories import MemoryTables
 from linkmem.store.postgres.search_connections import search_reads
+from linkmem.store.postgres.search_near_cache import EntityVectors, NearDetails
 from linkmem.store.postgres.search_reads import SearchReads
 from linkmem.store.postgres.sql import Tables
 from linkmem.store.postgres.transfer import TransferTables
@@ -64,6 +65,9 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         self.row_cache = RowCache()
         # Their hubs' link lists and second-hop indexes (``search_entity_cache``), likewise.
         self.entity_cache = EntityCache()
+        # Their entity vectors and the near read's rows (``search_near_cache``), likewise.
+        self.entity_vectors = EntityVectors(self.db, self.t, dim)
+        self.near_details = NearDetails()
         try:
             self.applied_on_open = schema.migrate(self.db, self.t, dim)
         except BaseException:
@@ -89,6 +93,8 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         self.keyword_cache.clear()
         self.row_cache.clear()
         self.entity_cache.clear()
+        self.entity_vectors.matrices.clear()
+        self.near_details.clear()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -1,0 +1,214 @@
+"""Searches on PostgreSQL take the nearest entities from the process's entity vectors
+(``linkmem.store.postgres.search_near_cache``) only while they are current: a write of the
+scope's entities, links or memories, by another ``Memory``, another process or SQL alone,
+moves the scope's ``ent_version`` and the next search reads them again. Answers are the
+plain path's (exact below ``EXACT_ENTITIES``); a warm search sends no near read and, when
+every other read is held too, no round trip after the scopes' versions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import uuid
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import CapitalisedWordsExtractor
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from search_reads_cases import QUERIES, plain_reads, seed
+from test_pg_search_reads import RoundTripCounter
+
+from linkmem import Memory
+from linkmem.embed.fake import FakeEmbedder
+from linkmem.store.postgres import search_near_cache, search_reads
+from linkmem.store.postgres.search_near_cache import NearDetails
+
+pytestmark = pytest.mark.postgres
+
+
+def opened(dsn: str, collection: str, pool_max: int = 2) -> Memory:
+    return Memory(
+        store="postgres",
+        postgres={"dsn": dsn, "pool_min": 1, "pool_max": pool_max},
+        collection=collection,
+        embedder=FakeEmbedder(),
+        extractor=CapitalisedWordsExtractor(),
+        retrieval={"entity_pool_max_links": 6},
+    )
+
+
+def results(memory: Memory) -> list[list[tuple[str, float]]]:
+    out = []
+    for query in QUERIES:
+        found = memory.search(query, user_id="alice", top_k=8)["results"]
+        out.append([(h["id"], h["score"]) for h in found])
+    return out
+
+
+def same_as_server(memory: Memory) -> list[list[tuple[str, float]]]:
+    """Every query's hits, checked against the plain path's."""
+    got = results(memory)
+    with plain_reads():
+        plain = results(memory)
+    for mine, theirs in zip(got, plain, strict=True):
+        assert [h[0] for h in mine] == [h[0] for h in theirs]
+        assert np.allclose([h[1] for h in mine], [h[1] for h in theirs], atol=2e-6)
+    return got
+
+
+def recorded(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
+    """Each search's reads, and the server's near reads sent."""
+    seen: dict[str, list[Any]] = {"reads": [], "server_near": []}
+    fetch_first = search_reads.SearchReads.fetch_first
+    queue_near = search_near_cache.NearCacheReads._queue_near
+
+    def first(self: Any) -> None:
+        fetch_first(self)
+        seen["reads"].append(self)
+
+    def near(self: Any, conn: Any) -> Any:
+        seen["server_near"].append(self)
+        return queue_near(self, conn)
+
+    monkeypatch.setattr(search_reads.SearchReads, "fetch_first", first)
+    monkeypatch.setattr(search_near_cache.NearCacheReads, "_queue_near", near)
+    return seen
+
+
+def warmed(memory: Memory) -> None:
+    for _ in range(3):  # vectors from the second search at the versions, rows from the third
+        same_as_server(memory)
+
+
+@pytest.fixture
+def two(pg_dsn_18: str) -> Any:
+    collection = "n_" + uuid.uuid4().hex[:12]
+    reader = seed(opened(pg_dsn_18, collection))
+    writer = opened(pg_dsn_18, collection)
+    yield reader, writer
+    reader.close()
+    writer.close()
+
+
+def test_warm_searches_send_no_near_read(two: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    reader, _ = two
+    warmed(reader)
+    seen = recorded(monkeypatch)
+    same_as_server(reader)
+    ours = seen["reads"][: len(QUERIES)]  # the cached path's, before the plain ones
+    with_entities = [r for r in ours if len(r._entity_vectors)]
+    assert with_entities and all(r._near_hits is not None for r in with_entities)
+    assert not [r for r in seen["server_near"] if r in ours]
+    assert any(hits for r in ours for hits in r._near)  # entities were found
+    store: Any = reader.store
+    assert store.entity_vectors.matrices.nbytes > 0 and store.near_details.nbytes > 0
+
+
+def test_a_warm_search_is_one_round_trip(pg_dsn_18: str) -> None:
+    collection = "n_" + uuid.uuid4().hex[:12]
+    seed(opened(pg_dsn_18, collection)).close()
+    parts = conninfo_to_dict(pg_dsn_18)
+    proxy = RoundTripCounter(str(parts.get("host") or "127.0.0.1"), int(parts.get("port") or 5432))
+    memory = opened(make_conninfo(pg_dsn_18, host="127.0.0.1", port=proxy.port), collection, 1)
+    try:
+        for _ in range(4):
+            results(memory)
+        counts = []
+        for query in QUERIES:
+            before = proxy.count
+            memory.search(query, user_id="alice", top_k=8)
+            counts.append(proxy.count - before)
+        # The scopes' versions alone (before: and the nearest entities).
+        assert counts == [1] * len(QUERIES), counts
+    finally:
+        memory.close()
+        proxy.close()
+
+
+def test_writes_are_seen_by_the_next_search(two: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    reader, writer = two
+    warmed(reader)
+    # Another Memory adds a memory naming a new entity close to a query's.
+    added = writer.add("Ana Lopezz met Max in Rome", user_id="alice")["results"][0]["id"]
+    same_as_server(reader)
+    store: Any = writer.store
+    t = store.t
+    # SQL alone: an entity the queries find goes (its links with it).
+    seen = recorded(monkeypatch)
+    same_as_server(reader)
+    found = {e for r in seen["reads"][: len(QUERIES)] for hits in r._near for e, _ in hits}
+    assert found
+    gone = sorted(found)[0]
+    store.db.run(f"DELETE FROM {t.entities} WHERE id = %s", [gone])
+    seen["reads"].clear()
+    same_as_server(reader)
+    after = {e for r in seen["reads"][: len(QUERIES)] for hits in r._near for e, _ in hits}
+    assert gone not in after
+    writer.delete(added)
+    same_as_server(reader)
+
+
+def test_a_write_from_another_process_is_seen_at_once(
+    two: Any, pg_dsn_18: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader, _ = two
+    warmed(reader)
+    collection = reader.settings.collection
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, "tests")
+        from helpers import CapitalisedWordsExtractor
+        from linkmem import Memory
+        from linkmem.embed.fake import FakeEmbedder
+        with Memory(store="postgres", postgres={{"dsn": {pg_dsn_18!r}}},
+                    collection={collection!r}, embedder=FakeEmbedder(),
+                    extractor=CapitalisedWordsExtractor()) as m:
+            m.add("Zorro Quixote went to Lisbon", user_id="alice")
+            t = m.store.t
+            for row in m.store.db.rows(
+                f"SELECT id FROM {{t.entities}} WHERE text = 'Zorro Quixote'"
+            ):
+                print(row[0])
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    new_entity = done.stdout.strip().splitlines()[-1]
+    seen = recorded(monkeypatch)
+    found = reader.search("Zorro Quixote", user_id="alice", top_k=8)["results"]
+    assert found
+    first = seen["reads"][0]
+    assert new_entity in {e for hits in first._near for e, _ in hits}
+    same_as_server(reader)
+
+
+def test_a_search_inside_a_transaction_reads_the_server(
+    two: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader, _ = two
+    warmed(reader)
+    store: Any = reader.store
+    seen = recorded(monkeypatch)
+    with pytest.raises(RuntimeError), store.transaction():
+        reader.search(QUERIES[1], user_id="alice", top_k=8)
+        raise RuntimeError("roll back")
+    assert seen["reads"] and all(r._near_hits is None for r in seen["reads"])
+    assert seen["server_near"]
+
+
+def test_near_rows_are_kept_at_their_versions_only() -> None:
+    details = NearDetails(max_bytes=10**6)
+    row = ("e1", "t", "k", "kind", "u", None, None, 1, None, ["m1"], [True])
+    details.remember(1, (3, 4), (6, False), {"e1": row})
+    assert details.lookup(1, (3, 4), (6, False), ["e1", "e2"]) == {"e1": row}
+    assert details.lookup(1, (4, 4), (6, False), ["e1"]) == {}
+    assert details.lookup(1, (3, 4), (7, False), ["e1"]) == {}
+    details.remember(1, (2, 4), (6, False), {"e2": row})  # older: not kept
+    assert details.lookup(1, (3, 4), (6, False), ["e2"]) == {}
+    details.remember(1, (4, 4), (6, False), {"e2": row})  # newer: replaces
+    assert details.lookup(1, (4, 4), (6, False), ["e1", "e2"]) == {"e2": row}
+    assert details.nbytes > 0
