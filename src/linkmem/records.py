@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from linkmem import validation as v
+from linkmem.ids import new_ids
 from linkmem.types import HistoryEvent, MemoryRecord, Scope
 
 
@@ -40,23 +40,18 @@ def new_records(
         for i, m in zip(items, metas)
     ]
     start = now()
+    messages = [
+        (message, meta, own)
+        for (batch, meta), own in zip(parsed, times or [None] * len(parsed), strict=True)
+        for message in batch
+    ]
+    ids = new_ids(len(messages))
     records = []
-    for (messages, meta), own in zip(parsed, times or [None] * len(parsed), strict=True):
-        for message in messages:
-            # Distinct microseconds keep the order of one batch in "newest first" listings.
-            at = ((own or start) + timedelta(microseconds=len(records))).isoformat()
-            records.append(
-                MemoryRecord(
-                    str(uuid.uuid4()),
-                    message.content,
-                    scope,
-                    meta,
-                    at,
-                    at,
-                    message.role,
-                    message.name,
-                )
-            )
+    for i, (memory_id, (message, meta, own)) in enumerate(zip(ids, messages, strict=True)):
+        # Distinct microseconds keep the order of one batch in "newest first" listings.
+        at = ((own or start) + timedelta(microseconds=i)).isoformat()
+        role, name = message.role, message.name
+        records.append(MemoryRecord(memory_id, message.content, scope, meta, at, at, role, name))
     return records
 
 

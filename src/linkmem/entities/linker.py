@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -12,6 +11,7 @@ from linkmem.config import RetrievalConfig
 from linkmem.embed.base import Embedder
 from linkmem.entities.inherit import Inheritance, InheritedKey
 from linkmem.extract.base import EntityExtractor, ExtractedEntity
+from linkmem.ids import new_id
 from linkmem.store.base import NewEntity, Store
 from linkmem.types import Scope
 
@@ -136,7 +136,7 @@ def _new_entities(
         )
         if twin is None:
             entity = plan.entities[key]
-            twin = NewEntity(str(uuid.uuid4()), entity.text, key, entity.kind.value, scope, vector)
+            twin = NewEntity(new_id(), entity.text, key, entity.kind.value, scope, vector)
             kept.append(twin)
         rows.append((key, twin))
     return rows

@@ -9,7 +9,6 @@ re-indexed, unlinked, re-linked, orphaned entities dropped, UPDATE history), a D
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -23,6 +22,7 @@ from linkmem.embed.base import Embedder
 from linkmem.entities.linker import LinkPlan, apply_links, plan_links
 from linkmem.errors import NotFound
 from linkmem.extract.base import EntityExtractor
+from linkmem.ids import new_id
 from linkmem.infer.extract import Fact, Turn
 from linkmem.infer.reconcile import Decision
 from linkmem.rank.terms import terms
@@ -72,7 +72,7 @@ def plan_changes(
             meta = v.validate_metadata({**metas[sources[0].item], **inferred}, max_metadata_bytes)
             first = sources[0].message
             record = MemoryRecord(
-                str(uuid.uuid4()), d.text or "", scope, meta, at, at, first.role, first.name
+                new_id(), d.text or "", scope, meta, at, at, first.role, first.name
             )
             changes.append(Change("ADD", record))
         elif d.event == "UPDATE" and d.target and not _same(d.target.text, d.text or ""):
