@@ -8,10 +8,22 @@ process has not updated, deleted or reset memories since (``changed``, called af
 commit; an epoch stops a read that overlapped one from being kept). A read inside an open
 transaction of this connection skips the cache (it may see uncommitted writes) and is not kept.
 
-Bounded: ``DEFAULT_RECORD_CACHE_BYTES`` of estimated record bytes; past it the cache starts
-over. Only records whose metadata holds no lists or dicts are kept: a search's results copy
-the metadata dict, not what is in it. Locking: the cache's lock is a leaf, taken under the
-connection's lock (the lock order of ``sqlite.connection``), never while reading the store.
+A scope searched again at one stamp and epoch is read whole as well, a page after each of its
+searches, on a side thread with a connection of its own (``scope_records``): once it is held,
+a search reads no record from SQLite. A page read on another connection is as good as one
+read on the store's: it is asked for after the stamp was read and kept only while the stamp
+and epoch are unchanged, so any commit of another connection before its read moves the stamp
+at the next lookup (which drops it), and any update or delete of this process moves the epoch
+(``changed``). A memory this process adds moves neither; it is a new record, read from the
+store by the search that finds it (and by the scope's next page).
+
+Bounded: ``DEFAULT_RECORD_CACHE_BYTES`` of estimated record bytes read by searches (past it
+those start over) and ``scope_records.DEFAULT_HELD_BYTES`` of scopes read whole (least
+recently searched scope dropped first). Only records whose metadata holds no lists or dicts
+are kept: a search's results copy the metadata dict, not what is in it. Locking: the cache's
+lock is a leaf, taken under the connection's lock (the lock order of ``sqlite.connection``),
+never while reading the store; it also guards the held scopes. A page's reads take no lock
+(their connection is their own).
 """
 
 from __future__ import annotations
@@ -20,29 +32,46 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from linkmem.types import MemoryRecord
+from linkmem.side_threads import side_pool
+from linkmem.store.sqlite import scope_records
+from linkmem.store.sqlite.scope_records import HeldScope, HeldScopes, flat, record_bytes
+from linkmem.types import MemoryRecord, Scope
 
 #: Estimated bytes kept per store: 8 MiB, ~20k short memories.
 DEFAULT_RECORD_CACHE_BYTES = 8 * 2**20
 
-#: Estimated bytes of one record beside its text (the dataclass, its strings, the dict slot).
-_RECORD_BYTES = 400
-
 
 class RecordCache:
-    """memory id -> its record, as committed at one ``data_version`` and epoch."""
+    """memory id -> its record, as committed at one ``data_version`` and epoch.
+    ``held_bytes=0`` reads no scope whole."""
 
-    def __init__(self, max_bytes: int = DEFAULT_RECORD_CACHE_BYTES) -> None:
+    def __init__(
+        self,
+        max_bytes: int = DEFAULT_RECORD_CACHE_BYTES,
+        held_bytes: int = scope_records.DEFAULT_HELD_BYTES,
+    ) -> None:
         self._max_bytes = max_bytes
         self._lock = threading.Lock()
         self._records: dict[str, MemoryRecord] = {}
         self._bytes = 0
+        self._held = HeldScopes(held_bytes)
         self._stamp: int | None = None  # the data_version the records were read at
         self._epoch = 0
 
     @property
     def nbytes(self) -> int:
+        """Estimated bytes of the records read by searches (``held_bytes`` beside them)."""
         return self._bytes
+
+    @property
+    def held_bytes(self) -> int:
+        """Estimated bytes of the scopes read whole."""
+        return self._held.nbytes
+
+    def held(self, scope: Scope) -> int:
+        """Records of the exact ``scope`` read whole so far at the current stamp."""
+        with self._lock:
+            return self._held.count(scope)
 
     def changed(self) -> None:
         """This process committed a write that may change or remove records."""
@@ -61,23 +90,80 @@ class RecordCache:
                 if stamp != self._stamp:
                     self._clear()
                     self._stamp = stamp
-                epoch, held = self._epoch, self._records
-                found = {i: r for i in ids if (r := held.get(i)) is not None}
+                epoch, loose, held = self._epoch, self._records, self._held
+                found = {i: r for i in ids if (r := loose.get(i) or held.get(i)) is not None}
             missing = [i for i in dict.fromkeys(ids) if i not in found]
+            read: list[MemoryRecord] = []
             if missing:
                 read = store.get_memories(missing)
                 found.update((r.id, r) for r in read)
                 self._remember(read, stamp, epoch)
-        return [found[i] for i in ids if i in found]
+        records = [found[i] for i in ids if i in found]
+        if self._held.max_bytes > 0 and records:
+            self._fill(store, records, read, stamp, epoch)
+        return records
+
+    def _fill(
+        self,
+        store: Any,
+        records: list[MemoryRecord],
+        read: list[MemoryRecord],
+        stamp: int,
+        epoch: int,
+    ) -> None:
+        """Count a search of the results' scopes; start the next page of those due one."""
+        scopes = dict.fromkeys(r.scope for r in records)
+        missed = {r.scope for r in read if flat(r.metadata)}
+        with self._lock:
+            if stamp != self._stamp or epoch != self._epoch:
+                return
+            pages = self._held.searched(scopes, missed)
+        path, table = getattr(store, "path", ":memory:"), store.c
+        for scope, held, after in pages:
+            if path == ":memory:" or not path:  # no other connection can read it
+                with self._lock:
+                    held.busy, held.too_big = False, True
+                continue
+            page = (path, table, scope, held, after, stamp, epoch)
+            try:
+                side_pool().submit(self._read_page, *page)
+            except RuntimeError:  # the interpreter is shutting down
+                with self._lock:
+                    held.busy = False
+
+    def _read_page(
+        self,
+        path: str,
+        table: str,
+        scope: Scope,
+        held: HeldScope,
+        after: int,
+        stamp: int,
+        epoch: int,
+    ) -> None:
+        """One page of ``scope`` read on a side thread, kept if nothing moved meanwhile. A
+        page that fails (the file gone, locked past the timeout) is read on a later search:
+        it is optional, and nobody waits for it."""
+        page = None
+        try:
+            page = scope_records.read_page(path, table, scope, after)
+        except Exception:  # noqa: BLE001, S110 - see above
+            pass
+        finally:
+            with self._lock:
+                held.busy = False
+                current = stamp == self._stamp and epoch == self._epoch
+                if page is not None and current and self._held.holds(scope, held):
+                    self._held.add_page(scope, held, *page)
 
     def _remember(self, records: list[MemoryRecord], stamp: int, epoch: int) -> None:
         with self._lock:
             if stamp != self._stamp or epoch != self._epoch:
                 return
-            kept = [r for r in records if r.id not in self._records and _flat(r.metadata)]
-            added = sum(_RECORD_BYTES + len(r.text) for r in kept)
+            kept = [r for r in records if r.id not in self._records and flat(r.metadata)]
+            added = sum(record_bytes(r) for r in kept)
             if self._bytes + added > self._max_bytes:
-                self._clear()
+                self._records, self._bytes = {}, 0
                 if added > self._max_bytes:
                     return
             self._records.update((r.id, r) for r in kept)
@@ -86,12 +172,4 @@ class RecordCache:
     def _clear(self) -> None:
         self._records = {}
         self._bytes = 0
-
-
-def _flat(metadata: dict[str, Any]) -> bool:
-    """Whether nothing in ``metadata`` can be changed in place through a result's copy of it
-    (``MemoryRecord.to_dict`` copies the dict, not its values): only such records are kept."""
-    return all(type(value) in _SCALARS for value in metadata.values())
-
-
-_SCALARS = (str, int, float, bool, type(None))
+        self._held.clear()
