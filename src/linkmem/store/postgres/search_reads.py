@@ -9,8 +9,8 @@ ahead with psycopg's pipeline mode:
    0, or their vectors instead when they fit its cache: ``dense_cache``), the BM25 scores
    (all of them when the scopes hold at most ``KEYWORD_ALL`` memories, else the top-k) and
    the entities near the query's entities with their records and, for entities with few
-   links, their memories (in links order: the pool's records of 2 give their seqs,
-   ``EntityReads._sequence_lists``);
+   links, their memories (``EntityReads._sequence_lists``; from the process when held:
+   ``search_near_cache``; with every read held, no round trip 1 at all: ``search_queue``);
 2. then, for every memory those can bring into the candidate pool (``S``): records with
    exact cosine (unless cached), BM25 (unless all are known; from the first read's N,
    lengths and idfs, so only the pool's postings are read: ``sql.bm25_given``), and its
