@@ -5,19 +5,15 @@ own transaction (``m010_memory_versions``), and the next search of any process s
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 import uuid
 from typing import Any
 
 import numpy as np
 import pytest
-from helpers import CapitalisedWordsExtractor
+from pg_cache_helpers import add_from_another_process, opened, reader_and_writer
 from search_reads_cases import plain_reads, seed
 
 from linkmem import Memory
-from linkmem.embed.fake import FakeEmbedder
 from linkmem.store.base import NewMemory
 from linkmem.store.postgres.store import PostgresStore
 from linkmem.types import MemoryRecord, Scope
@@ -25,16 +21,6 @@ from linkmem.types import MemoryRecord, Scope
 pytestmark = pytest.mark.postgres
 
 QUERY = "Lisbon coffee garden"
-
-
-def opened(dsn: str, collection: str) -> Memory:
-    return Memory(
-        store="postgres",
-        postgres={"dsn": dsn, "pool_min": 1, "pool_max": 2},
-        collection=collection,
-        embedder=FakeEmbedder(),
-        extractor=CapitalisedWordsExtractor(),
-    )
 
 
 def hits(memory: Memory, query: str = QUERY) -> list[tuple[str, str, float]]:
@@ -68,12 +54,8 @@ def same_as_server(memory: Memory, query: str = QUERY) -> list[tuple[str, str, f
 @pytest.fixture
 def two(pg_dsn_18: str) -> Any:
     """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
-    collection = "d_" + uuid.uuid4().hex[:12]
-    reader = seed(opened(pg_dsn_18, collection))
-    writer = opened(pg_dsn_18, collection)
-    yield reader, writer
-    reader.close()
-    writer.close()
+    with reader_and_writer(pg_dsn_18) as pair:
+        yield pair
 
 
 def test_another_writers_add_update_and_delete_are_seen_at_once(two: Any) -> None:
@@ -114,23 +96,7 @@ def test_a_write_from_another_process_is_seen_at_once(two: Any, pg_dsn_18: str) 
     reader, _ = two
     same_as_server(reader)
     collection = reader.settings.collection
-    script = textwrap.dedent(
-        f"""
-        import sys
-        sys.path.insert(0, "tests")
-        from helpers import CapitalisedWordsExtractor
-        from linkmem import Memory
-        from linkmem.embed.fake import FakeEmbedder
-        with Memory(store="postgres", postgres={{"dsn": {pg_dsn_18!r}}},
-                    collection={collection!r}, embedder=FakeEmbedder(),
-                    extractor=CapitalisedWordsExtractor()) as m:
-            print(m.add({QUERY!r}, user_id="alice", infer=False)["results"][0]["id"])
-        """
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
-    )
-    added = done.stdout.strip().splitlines()[-1]
+    added = add_from_another_process(pg_dsn_18, collection, QUERY)
     assert same_as_server(reader)[0][:2] == (added, QUERY)
 
 

@@ -5,64 +5,41 @@ scope's versions and the next search reads them again. Answers are the plain pat
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
-from helpers import CapitalisedWordsExtractor
-from search_reads_cases import QUERIES, plain_reads, seed
+from pg_cache_helpers import (
+    Scores,
+    assert_same_scores,
+    reader_and_writer,
+    scores_as_servers,
+    scores_of,
+)
+from search_reads_cases import QUERIES
 
 from linkmem import Memory
-from linkmem.embed.fake import FakeEmbedder
 from linkmem.store.postgres import search_reads
 from linkmem.types import Scope
 
 pytestmark = pytest.mark.postgres
 
 
-def opened(dsn: str, collection: str) -> Memory:
-    return Memory(
-        store="postgres",
-        postgres={"dsn": dsn, "pool_min": 1, "pool_max": 2},
-        collection=collection,
-        embedder=FakeEmbedder(),
-        extractor=CapitalisedWordsExtractor(),
-        retrieval={"entity_pool_max_links": 6},
-    )
+RETRIEVAL = {"entity_pool_max_links": 6}  # the pool reads links of entities of up to 6
 
 
-def results(memory: Memory) -> list[list[tuple[str, float]]]:
-    out = []
-    for query in QUERIES:
-        found = memory.search(query, user_id="alice", top_k=8)["results"]
-        out.append([(h["id"], h["score"]) for h in found])
-    return out
+def results(memory: Memory) -> Scores:
+    return scores_of(memory, QUERIES)
 
 
-def same(got: list[list[tuple[str, float]]], plain: list[list[tuple[str, float]]]) -> bool:
-    """The same memories in the same order, scores within float32 rounding of the cosines."""
-    return all(
-        [h[0] for h in a] == [h[0] for h in b]
-        and all(abs(x[1] - y[1]) <= 2e-6 for x, y in zip(a, b, strict=True))
-        for a, b in zip(got, plain, strict=True)
-    )
-
-
-def same_as_server(memory: Memory) -> list[list[tuple[str, float]]]:
-    got = results(memory)
-    with plain_reads():
-        assert same(got, results(memory))
-    return got
+def same_as_server(memory: Memory) -> Scores:
+    return scores_as_servers(memory, QUERIES)
 
 
 @pytest.fixture
 def two(pg_dsn_18: str) -> Any:
-    collection = "e_" + uuid.uuid4().hex[:12]
-    reader = seed(opened(pg_dsn_18, collection))
-    writer = opened(pg_dsn_18, collection)
-    yield reader, writer
-    reader.close()
-    writer.close()
+    """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
+    with reader_and_writer(pg_dsn_18, RETRIEVAL) as pair:
+        yield pair
 
 
 def recorded(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
@@ -98,7 +75,7 @@ def test_warm_searches_read_no_hub_links_and_skip_hops(
     first = same_as_server(reader)
     same_as_server(reader)  # the lists and the hop index are read from the second search
     seen = recorded(monkeypatch)
-    assert same(results(reader), first)
+    assert_same_scores(results(reader), first)
     assert seen["hub_links"] == []
     assert any(r._hub_lists for r in seen["reads"])  # hubs' links came from the lists
     assert len(seen["rare"]) < len(QUERIES)  # some hops known to reach nothing

@@ -6,19 +6,14 @@ scores are the server's."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
-import uuid
 from typing import Any
 
 import numpy as np
 import pytest
-from helpers import CapitalisedWordsExtractor
-from search_reads_cases import plain_reads, seed
+from pg_cache_helpers import add_from_another_process, reader_and_writer
+from search_reads_cases import plain_reads
 
 from linkmem import Memory
-from linkmem.embed.fake import FakeEmbedder
 from linkmem.store.caches.keyword_postings import KeywordScores
 from linkmem.store.postgres import search_reads
 from linkmem.store.vectors import ScopeMatrix
@@ -26,16 +21,6 @@ from linkmem.store.vectors import ScopeMatrix
 pytestmark = pytest.mark.postgres
 
 QUERIES = ["Lisbon coffee garden", "How is Max doing?", "Rome deploy script", "Rare3 notes"]
-
-
-def opened(dsn: str, collection: str) -> Memory:
-    return Memory(
-        store="postgres",
-        postgres={"dsn": dsn, "pool_min": 1, "pool_max": 2},
-        collection=collection,
-        embedder=FakeEmbedder(),
-        extractor=CapitalisedWordsExtractor(),
-    )
 
 
 def hits(memory: Memory, query: str) -> list[tuple[str, float, float]]:
@@ -79,12 +64,8 @@ def versions(memory: Memory) -> tuple[int, int]:
 @pytest.fixture
 def two(pg_dsn_18: str) -> Any:
     """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
-    collection = "k_" + uuid.uuid4().hex[:12]
-    reader = seed(opened(pg_dsn_18, collection))
-    writer = opened(pg_dsn_18, collection)
-    yield reader, writer
-    reader.close()
-    writer.close()
+    with reader_and_writer(pg_dsn_18) as pair:
+        yield pair
 
 
 def test_scores_come_from_the_cache_and_are_the_servers(
@@ -152,24 +133,7 @@ def test_a_write_from_another_process_is_seen_at_once(two: Any, pg_dsn_18: str) 
     reader, _ = two
     same_as_server(reader)
     collection = reader.settings.collection
-    script = textwrap.dedent(
-        f"""
-        import sys
-        sys.path.insert(0, "tests")
-        from helpers import CapitalisedWordsExtractor
-        from linkmem import Memory
-        from linkmem.embed.fake import FakeEmbedder
-        with Memory(store="postgres", postgres={{"dsn": {pg_dsn_18!r}}},
-                    collection={collection!r}, embedder=FakeEmbedder(),
-                    extractor=CapitalisedWordsExtractor()) as m:
-            print(m.add("Rome deploy script Rome", user_id="alice", infer=False)
-                  ["results"][0]["id"])
-        """
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
-    )
-    added = done.stdout.strip().splitlines()[-1]
+    added = add_from_another_process(pg_dsn_18, collection, "Rome deploy script Rome")
     assert added in [h[0] for h in same_as_server(reader)[2]]
 
 

@@ -7,55 +7,39 @@ every other read is held too, no round trip after the scopes' versions."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 import uuid
 from typing import Any
 
-import numpy as np
 import pytest
-from helpers import CapitalisedWordsExtractor
+from pg_cache_helpers import (
+    Scores,
+    in_another_process,
+    opened,
+    reader_and_writer,
+    scores_as_servers,
+    scores_of,
+)
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from search_reads_cases import QUERIES, plain_reads, seed
+from search_reads_cases import QUERIES, seed
 from test_pg_search_reads import RoundTripCounter
 
 from linkmem import Memory
-from linkmem.embed.fake import FakeEmbedder
 from linkmem.store.postgres import search_near_cache, search_reads
 from linkmem.store.postgres.search_near_cache import NearDetails
 
 pytestmark = pytest.mark.postgres
 
 
-def opened(dsn: str, collection: str, pool_max: int = 2) -> Memory:
-    return Memory(
-        store="postgres",
-        postgres={"dsn": dsn, "pool_min": 1, "pool_max": pool_max},
-        collection=collection,
-        embedder=FakeEmbedder(),
-        extractor=CapitalisedWordsExtractor(),
-        retrieval={"entity_pool_max_links": 6},
-    )
+RETRIEVAL = {"entity_pool_max_links": 6}  # the pool reads links of entities of up to 6
 
 
-def results(memory: Memory) -> list[list[tuple[str, float]]]:
-    out = []
-    for query in QUERIES:
-        found = memory.search(query, user_id="alice", top_k=8)["results"]
-        out.append([(h["id"], h["score"]) for h in found])
-    return out
+def results(memory: Memory) -> Scores:
+    return scores_of(memory, QUERIES)
 
 
-def same_as_server(memory: Memory) -> list[list[tuple[str, float]]]:
+def same_as_server(memory: Memory) -> Scores:
     """Every query's hits, checked against the plain path's."""
-    got = results(memory)
-    with plain_reads():
-        plain = results(memory)
-    for mine, theirs in zip(got, plain, strict=True):
-        assert [h[0] for h in mine] == [h[0] for h in theirs]
-        assert np.allclose([h[1] for h in mine], [h[1] for h in theirs], atol=2e-6)
-    return got
+    return scores_as_servers(memory, QUERIES)
 
 
 def recorded(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
@@ -84,12 +68,9 @@ def warmed(memory: Memory) -> None:
 
 @pytest.fixture
 def two(pg_dsn_18: str) -> Any:
-    collection = "n_" + uuid.uuid4().hex[:12]
-    reader = seed(opened(pg_dsn_18, collection))
-    writer = opened(pg_dsn_18, collection)
-    yield reader, writer
-    reader.close()
-    writer.close()
+    """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
+    with reader_and_writer(pg_dsn_18, RETRIEVAL) as pair:
+        yield pair
 
 
 def test_warm_searches_send_no_near_read(two: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,10 +89,11 @@ def test_warm_searches_send_no_near_read(two: Any, monkeypatch: pytest.MonkeyPat
 
 def test_a_warm_search_is_one_round_trip(pg_dsn_18: str) -> None:
     collection = "n_" + uuid.uuid4().hex[:12]
-    seed(opened(pg_dsn_18, collection)).close()
+    seed(opened(pg_dsn_18, collection, RETRIEVAL)).close()
     parts = conninfo_to_dict(pg_dsn_18)
     proxy = RoundTripCounter(str(parts.get("host") or "127.0.0.1"), int(parts.get("port") or 5432))
-    memory = opened(make_conninfo(pg_dsn_18, host="127.0.0.1", port=proxy.port), collection, 1)
+    dsn = make_conninfo(pg_dsn_18, host="127.0.0.1", port=proxy.port)
+    memory = opened(dsn, collection, RETRIEVAL, pool_max=1)
     try:
         for _ in range(4):
             results(memory)
@@ -156,28 +138,16 @@ def test_a_write_from_another_process_is_seen_at_once(
     reader, _ = two
     warmed(reader)
     collection = reader.settings.collection
-    script = textwrap.dedent(
-        f"""
-        import sys
-        sys.path.insert(0, "tests")
-        from helpers import CapitalisedWordsExtractor
-        from linkmem import Memory
-        from linkmem.embed.fake import FakeEmbedder
-        with Memory(store="postgres", postgres={{"dsn": {pg_dsn_18!r}}},
-                    collection={collection!r}, embedder=FakeEmbedder(),
-                    extractor=CapitalisedWordsExtractor()) as m:
-            m.add("Zorro Quixote went to Lisbon", user_id="alice")
-            t = m.store.t
-            for row in m.store.db.rows(
-                f"SELECT id FROM {{t.entities}} WHERE text = 'Zorro Quixote'"
-            ):
-                print(row[0])
+    new_entity = in_another_process(
+        pg_dsn_18,
+        collection,
         """
+        m.add("Zorro Quixote went to Lisbon", user_id="alice")
+        t = m.store.t
+        for row in m.store.db.rows(f"SELECT id FROM {t.entities} WHERE text = 'Zorro Quixote'"):
+            print(row[0])
+        """,
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
-    )
-    new_entity = done.stdout.strip().splitlines()[-1]
     seen = recorded(monkeypatch)
     found = reader.search("Zorro Quixote", user_id="alice", top_k=8)["results"]
     assert found

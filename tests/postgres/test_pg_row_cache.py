@@ -5,30 +5,18 @@ memory's metadata alone, by another ``Memory`` or by SQL, moves the scope's ``en
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
-from helpers import CapitalisedWordsExtractor
-from search_reads_cases import plain_reads, seed
+from pg_cache_helpers import reader_and_writer
+from search_reads_cases import plain_reads
 
 from linkmem import Memory
-from linkmem.embed.fake import FakeEmbedder
 from linkmem.store.postgres import search_reads
 
 pytestmark = pytest.mark.postgres
 
 QUERIES = ["Lisbon coffee garden", "How is Max doing?", "Rare3 notes"]
-
-
-def opened(dsn: str, collection: str) -> Memory:
-    return Memory(
-        store="postgres",
-        postgres={"dsn": dsn, "pool_min": 1, "pool_max": 2},
-        collection=collection,
-        embedder=FakeEmbedder(),
-        extractor=CapitalisedWordsExtractor(),
-    )
 
 
 def results(memory: Memory) -> list[list[tuple[str, str, Any, float]]]:
@@ -53,12 +41,9 @@ def same_as_server(memory: Memory) -> list[list[tuple[str, str, Any, float]]]:
 
 @pytest.fixture
 def two(pg_dsn_18: str) -> Any:
-    collection = "r_" + uuid.uuid4().hex[:12]
-    reader = seed(opened(pg_dsn_18, collection))
-    writer = opened(pg_dsn_18, collection)
-    yield reader, writer
-    reader.close()
-    writer.close()
+    """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
+    with reader_and_writer(pg_dsn_18) as pair:
+        yield pair
 
 
 def read_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:

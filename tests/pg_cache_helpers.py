@@ -1,0 +1,102 @@
+"""Shared by the tests of PostgreSQL's in-process search caches (tests/postgres/test_pg_*_cache.py):
+a seeded collection opened by two ``Memory`` objects, writes from another process, results
+checked against the server's reads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from helpers import CapitalisedWordsExtractor
+from search_reads_cases import plain_reads, seed
+
+from linkmem import Memory
+from linkmem.embed.fake import FakeEmbedder
+
+
+def opened(
+    dsn: str, collection: str, retrieval: Mapping[str, Any] | None = None, pool_max: int = 2
+) -> Memory:
+    """A ``Memory`` on ``collection`` with stand-in models and a pool of at most ``pool_max``."""
+    return Memory(
+        store="postgres",
+        postgres={"dsn": dsn, "pool_min": 1, "pool_max": pool_max},
+        collection=collection,
+        embedder=FakeEmbedder(),
+        extractor=CapitalisedWordsExtractor(),
+        retrieval=dict(retrieval or {}),
+    )
+
+
+@contextmanager
+def reader_and_writer(
+    dsn: str, retrieval: Mapping[str, Any] | None = None
+) -> Iterator[tuple[Memory, Memory]]:
+    """A seeded collection (``search_reads_cases.seed``) opened twice: two caches, two pools."""
+    collection = "c_" + uuid.uuid4().hex[:12]
+    reader = seed(opened(dsn, collection, retrieval))
+    writer = opened(dsn, collection, retrieval)
+    try:
+        yield reader, writer
+    finally:
+        reader.close()
+        writer.close()
+
+
+def in_another_process(dsn: str, collection: str, code: str) -> str:
+    """Run ``code`` in a new Python process with ``m``, a ``Memory`` on ``collection`` (the
+    same stand-in models); the last line it prints."""
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, "tests")
+        from helpers import CapitalisedWordsExtractor
+        from linkmem import Memory
+        from linkmem.embed.fake import FakeEmbedder
+        with Memory(store="postgres", postgres={{"dsn": {dsn!r}}},
+                    collection={collection!r}, embedder=FakeEmbedder(),
+                    extractor=CapitalisedWordsExtractor()) as m:
+        """
+    ) + textwrap.indent(textwrap.dedent(code), "    ")
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    return done.stdout.strip().splitlines()[-1]
+
+
+def add_from_another_process(dsn: str, collection: str, text: str) -> str:
+    """Add ``text`` to alice's scope of ``collection`` from a new Python process; its id."""
+    code = f'print(m.add({text!r}, user_id="alice", infer=False)["results"][0]["id"])'
+    return in_another_process(dsn, collection, code)
+
+
+Scores = list[list[tuple[str, float]]]
+
+
+def scores_of(memory: Memory, queries: Sequence[str]) -> Scores:
+    """Each query's top 8 in alice's scope: (id, score)."""
+    out = []
+    for query in queries:
+        found = memory.search(query, user_id="alice", top_k=8)["results"]
+        out.append([(h["id"], h["score"]) for h in found])
+    return out
+
+
+def scores_as_servers(memory: Memory, queries: Sequence[str]) -> Scores:
+    """``scores_of``, checked against the plain path's (every read from the server)."""
+    got = scores_of(memory, queries)
+    with plain_reads():
+        assert_same_scores(got, scores_of(memory, queries))
+    return got
+
+
+def assert_same_scores(got: Scores, expected: Scores) -> None:
+    """The same memories in the same order, scores within float32 rounding of the cosines."""
+    for mine, theirs in zip(got, expected, strict=True):
+        assert [h[0] for h in mine] == [h[0] for h in theirs]
+        assert all(abs(a[1] - b[1]) <= 2e-6 for a, b in zip(mine, theirs, strict=True))
