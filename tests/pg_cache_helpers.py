@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from helpers import CapitalisedWordsExtractor
-from search_reads_cases import plain_reads, seed
+from search_reads_cases import QUERIES, plain_reads, seed
 
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
@@ -76,9 +76,11 @@ def add_from_another_process(dsn: str, collection: str, text: str) -> str:
 
 
 Scores = list[list[tuple[str, float]]]
+#: The entity caches' tests: the pool reads the links of entities of up to 6 links.
+ENTITY_POOL = {"entity_pool_max_links": 6}
 
 
-def scores_of(memory: Memory, queries: Sequence[str]) -> Scores:
+def scores_of(memory: Memory, queries: Sequence[str] = QUERIES) -> Scores:
     """Each query's top 8 in alice's scope: (id, score)."""
     out = []
     for query in queries:
@@ -87,7 +89,7 @@ def scores_of(memory: Memory, queries: Sequence[str]) -> Scores:
     return out
 
 
-def scores_as_servers(memory: Memory, queries: Sequence[str]) -> Scores:
+def scores_as_servers(memory: Memory, queries: Sequence[str] = QUERIES) -> Scores:
     """``scores_of``, checked against the plain path's (every read from the server)."""
     got = scores_of(memory, queries)
     with plain_reads():

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from pg_cache_helpers import (
-    Scores,
+    ENTITY_POOL,
     assert_same_scores,
     reader_and_writer,
     scores_as_servers,
@@ -17,28 +17,16 @@ from pg_cache_helpers import (
 )
 from search_reads_cases import QUERIES
 
-from linkmem import Memory
 from linkmem.store.postgres import search_reads
 from linkmem.types import Scope
 
 pytestmark = pytest.mark.postgres
 
 
-RETRIEVAL = {"entity_pool_max_links": 6}  # the pool reads links of entities of up to 6
-
-
-def results(memory: Memory) -> Scores:
-    return scores_of(memory, QUERIES)
-
-
-def same_as_server(memory: Memory) -> Scores:
-    return scores_as_servers(memory, QUERIES)
-
-
 @pytest.fixture
 def two(pg_dsn_18: str) -> Any:
     """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
-    with reader_and_writer(pg_dsn_18, RETRIEVAL) as pair:
+    with reader_and_writer(pg_dsn_18, ENTITY_POOL) as pair:
         yield pair
 
 
@@ -72,10 +60,10 @@ def test_warm_searches_read_no_hub_links_and_skip_hops(
     two: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reader, _ = two
-    first = same_as_server(reader)
-    same_as_server(reader)  # the lists and the hop index are read from the second search
+    first = scores_as_servers(reader)
+    scores_as_servers(reader)  # the lists and the hop index are read from the second search
     seen = recorded(monkeypatch)
-    assert_same_scores(results(reader), first)
+    assert_same_scores(scores_of(reader), first)
     assert seen["hub_links"] == []
     assert any(r._hub_lists for r in seen["reads"])  # hubs' links came from the lists
     assert len(seen["rare"]) < len(QUERIES)  # some hops known to reach nothing
@@ -85,10 +73,10 @@ def test_warm_searches_read_no_hub_links_and_skip_hops(
 
 def test_cached_links_among_are_the_stores(two: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     reader, _ = two
-    same_as_server(reader)
-    same_as_server(reader)
+    scores_as_servers(reader)
+    scores_as_servers(reader)
     seen = recorded(monkeypatch)
-    results(reader)
+    scores_of(reader)
     store: Any = reader.store
     everyone = store.memory_ids(Scope(user_id="alice"))
     checked = 0
@@ -110,15 +98,15 @@ def test_cached_links_among_are_the_stores(two: Any, monkeypatch: pytest.MonkeyP
 
 def test_writes_are_seen_by_the_next_search(two: Any) -> None:
     reader, writer = two
-    same_as_server(reader)
-    same_as_server(reader)
+    scores_as_servers(reader)
+    scores_as_servers(reader)
     # A new memory naming the names the queries ask for: new links to hubs and rare ones.
     added = writer.add("Max met Ana Lopez in Rome for Project Falcon", user_id="alice")
     assert added["results"]
-    same_as_server(reader)
+    scores_as_servers(reader)
     store: Any = writer.store
     t = store.t
     store.db.run(f"DELETE FROM {t.links} WHERE memory = '{added['results'][0]['id']}'")
-    same_as_server(reader)
+    scores_as_servers(reader)
     writer.delete(added["results"][0]["id"])
-    same_as_server(reader)
+    scores_as_servers(reader)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from pg_cache_helpers import (
-    Scores,
+    ENTITY_POOL,
     in_another_process,
     opened,
     reader_and_writer,
@@ -28,18 +28,6 @@ from linkmem.store.postgres import search_near_cache, search_reads
 from linkmem.store.postgres.search_near_cache import NearDetails
 
 pytestmark = pytest.mark.postgres
-
-
-RETRIEVAL = {"entity_pool_max_links": 6}  # the pool reads links of entities of up to 6
-
-
-def results(memory: Memory) -> Scores:
-    return scores_of(memory, QUERIES)
-
-
-def same_as_server(memory: Memory) -> Scores:
-    """Every query's hits, checked against the plain path's."""
-    return scores_as_servers(memory, QUERIES)
 
 
 def recorded(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
@@ -63,13 +51,13 @@ def recorded(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
 
 def warmed(memory: Memory) -> None:
     for _ in range(3):  # vectors from the second search at the versions, rows from the third
-        same_as_server(memory)
+        scores_as_servers(memory)
 
 
 @pytest.fixture
 def two(pg_dsn_18: str) -> Any:
     """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
-    with reader_and_writer(pg_dsn_18, RETRIEVAL) as pair:
+    with reader_and_writer(pg_dsn_18, ENTITY_POOL) as pair:
         yield pair
 
 
@@ -77,7 +65,7 @@ def test_warm_searches_send_no_near_read(two: Any, monkeypatch: pytest.MonkeyPat
     reader, _ = two
     warmed(reader)
     seen = recorded(monkeypatch)
-    same_as_server(reader)
+    scores_as_servers(reader)
     ours = seen["reads"][: len(QUERIES)]  # the cached path's, before the plain ones
     with_entities = [r for r in ours if len(r._entity_vectors)]
     assert with_entities and all(r._near_hits is not None for r in with_entities)
@@ -89,14 +77,14 @@ def test_warm_searches_send_no_near_read(two: Any, monkeypatch: pytest.MonkeyPat
 
 def test_a_warm_search_is_one_round_trip(pg_dsn_18: str) -> None:
     collection = "n_" + uuid.uuid4().hex[:12]
-    seed(opened(pg_dsn_18, collection, RETRIEVAL)).close()
+    seed(opened(pg_dsn_18, collection, ENTITY_POOL)).close()
     parts = conninfo_to_dict(pg_dsn_18)
     proxy = RoundTripCounter(str(parts.get("host") or "127.0.0.1"), int(parts.get("port") or 5432))
     dsn = make_conninfo(pg_dsn_18, host="127.0.0.1", port=proxy.port)
-    memory = opened(dsn, collection, RETRIEVAL, pool_max=1)
+    memory = opened(dsn, collection, ENTITY_POOL, pool_max=1)
     try:
         for _ in range(4):
-            results(memory)
+            scores_of(memory)
         counts = []
         for query in QUERIES:
             before = proxy.count
@@ -114,22 +102,22 @@ def test_writes_are_seen_by_the_next_search(two: Any, monkeypatch: pytest.Monkey
     warmed(reader)
     # Another Memory adds a memory naming a new entity close to a query's.
     added = writer.add("Ana Lopezz met Max in Rome", user_id="alice")["results"][0]["id"]
-    same_as_server(reader)
+    scores_as_servers(reader)
     store: Any = writer.store
     t = store.t
     # SQL alone: an entity the queries find goes (its links with it).
     seen = recorded(monkeypatch)
-    same_as_server(reader)
+    scores_as_servers(reader)
     found = {e for r in seen["reads"][: len(QUERIES)] for hits in r._near for e, _ in hits}
     assert found
     gone = sorted(found)[0]
     store.db.run(f"DELETE FROM {t.entities} WHERE id = %s", [gone])
     seen["reads"].clear()
-    same_as_server(reader)
+    scores_as_servers(reader)
     after = {e for r in seen["reads"][: len(QUERIES)] for hits in r._near for e, _ in hits}
     assert gone not in after
     writer.delete(added)
-    same_as_server(reader)
+    scores_as_servers(reader)
 
 
 def test_a_write_from_another_process_is_seen_at_once(
@@ -153,7 +141,7 @@ def test_a_write_from_another_process_is_seen_at_once(
     assert found
     first = seen["reads"][0]
     assert new_entity in {e for hits in first._near for e, _ in hits}
-    same_as_server(reader)
+    scores_as_servers(reader)
 
 
 def test_a_search_inside_a_transaction_reads_the_server(
