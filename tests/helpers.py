@@ -3,10 +3,16 @@ writer process for the concurrency tests."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import re
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -90,3 +96,25 @@ def fuse_by_id(
     cosines = np.array([dense.get(mid, 0.0) for mid in ids], dtype=np.float64)
     raw = np.array([bm25.get(mid, 0.0) for mid in ids], dtype=np.float64)
     return fuse_arrays(ids, cosines, raw, *args)
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+def run_python(script: str, *args: str) -> None:
+    """Run ``script`` (dedented) in a new Python process with ``args``, the tests' helpers
+    importable; fail on a non-zero exit."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
+    subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script), *args], check=True, env=env, timeout=120
+    )
+
+
+def benchmark_module(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` imported as a module (benchmarks are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, TESTS.parent / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(name, module)
+    spec.loader.exec_module(module)
+    return module

@@ -5,15 +5,11 @@ file writes, past the byte budget, and for memories added after the scope was he
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
 import threading
 import time
 from pathlib import Path
 
-from helpers import CapitalisedWordsExtractor
+from helpers import CapitalisedWordsExtractor, run_python
 from watchdog import run_threads
 
 from linkmem import Memory
@@ -22,7 +18,6 @@ from linkmem.store.sqlite import scope_records
 from linkmem.store.sqlite.record_cache import RecordCache
 from linkmem.types import Scope
 
-TESTS = Path(__file__).parents[1]
 SCOPE = Scope(user_id="alice")
 NAMES = ["Ana", "Max", "Rita", "Tom", "Lisbon", "Rome", "Oslo", "Chess"]
 #: More than two pages, so a scope is held only after several searches.
@@ -137,13 +132,7 @@ memory.close()
 
 
 def other_process(path: Path, *args: str) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
-    subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(WRITER), str(path), *args],
-        check=True,
-        env=env,
-        timeout=120,
-    )
+    run_python(WRITER, str(path), *args)
 
 
 def test_another_process_writes_are_seen_by_the_next_search(tmp_path: Path) -> None:

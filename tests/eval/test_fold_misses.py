@@ -3,11 +3,10 @@ extractor): every evidence turn ranked below 10 is reported with its gap and cro
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import benchmark_module
 
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
@@ -19,14 +18,7 @@ SYNTHETIC = ROOT / "tests" / "data" / "synthetic_conversation_small.json"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "fold_misses", ROOT / "benchmarks" / "fold_misses.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("fold_misses", module)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("fold_misses")
 
 
 def _memory(tmp_path: Path, entities: bool = True) -> Memory:

@@ -4,11 +4,10 @@ and the table counts the causes per conversation."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import benchmark_module
 
 from linkmem import Memory
 from linkmem.eval.locomo import load_locomo
@@ -18,14 +17,7 @@ SYNTHETIC = ROOT / "tests" / "data" / "synthetic_conversation_small.json"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "fold_misses", ROOT / "benchmarks" / "fold_misses.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("fold_misses", module)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("fold_misses")
 
 
 @pytest.fixture(scope="module")

@@ -5,16 +5,12 @@ searching while another writes."""
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
-from helpers import CapitalisedWordsExtractor
+from helpers import CapitalisedWordsExtractor, run_python
 from search_reads_cases import seed
 from watchdog import run_threads
 
@@ -24,7 +20,6 @@ from linkmem.store.sqlite.entity_cache import EntityCache, EntityReads
 from linkmem.types import Scope
 
 SCOPES = [Scope(user_id="alice"), Scope(user_id="alice", agent_id="a1"), Scope(user_id="bob")]
-TESTS = Path(__file__).parents[1]
 
 
 def open_memory(path: Path, **retrieval: int) -> Memory:
@@ -136,13 +131,7 @@ memory.close()
 
 
 def other_process(path: Path, *args: str) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
-    subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(WRITER), str(path), *args],
-        check=True,
-        env=env,
-        timeout=120,
-    )
+    run_python(WRITER, str(path), *args)
 
 
 def test_another_process_writing_is_seen(tmp_path: Path) -> None:
