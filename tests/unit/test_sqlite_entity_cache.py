@@ -1,7 +1,7 @@
 """A search's entity reads from the entity cache (``store.sqlite.entity_cache``) equal the
-store's SQL answers, cold and warm, after this process's writes, another process's writes
-(a link alone, adds, a delete, a merge), across scopes, with a bounded cache, and with threads
-searching while another writes."""
+store's SQL answers, cold and warm (the hubs' links read twice by one search), after this
+process's writes, another process's writes (a link alone, adds, a delete, a merge), across
+scopes, with a bounded cache, and with threads searching while another writes."""
 
 from __future__ import annotations
 
@@ -68,6 +68,9 @@ def assert_same_as_sql(
             found = reads.links_among(picked, candidates)
             assert found == store.links_among(picked, candidates)
             assert list(found) == [e for e in dict.fromkeys(picked) if e in found]
+            # The same hubs again, as after the vector: the lists joined by the first read.
+            later = rng.sample(memories, min(len(memories), 40))
+            assert reads.links_among(picked, later) == store.links_among(picked, later)
 
 
 def alice_entities(memory: Memory) -> list[str]:

@@ -252,6 +252,8 @@ class EntityReads:
         self._views = {v.scope_id: v for v in views}
         # Records read with the lists of the entities a search reads all links of.
         self._lists_up_to = specific_max_links
+        # The hubs' lists as the last ``links_among`` gathered them (this search's own).
+        self._hub_lists: HubLists | None = None
 
     def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]:
         found: dict[str, EntityRecord] = {}
@@ -284,31 +286,31 @@ class EntityReads:
         if not entity_ids or not memory_ids:
             return {}
         wanted = list(dict.fromkeys(entity_ids))
-        rows = self._rows(wanted, load=False)
-        rest = [i for i in wanted if i not in rows]
+        hubs = self._hub_lists_of(wanted)
+        rest = [i for i in wanted if i not in hubs.rows]
         searches = max((v.searches for v in self._views.values()), default=0)
         if rest and searches * LINKS_PER_SEARCH >= sum(
             e.link_count for e in self.get_entities(rest)
         ):
-            rows.update(self._rows(rest, load=True))
-            rest = [i for i in wanted if i not in rows]
+            loaded = self._rows(rest, load=True)
+            if loaded:
+                hubs = self._hub_lists = HubLists.of(hubs.key, {**hubs.rows, **loaded})
+                rest = [i for i in wanted if i not in hubs.rows]
         found = self._store.links_among(rest, memory_ids) if rest else {}
-        masks: dict[int, np.ndarray] = {}
-        out = {}
-        for entity_id in wanted:
-            if entity_id not in rows:
-                if entity_id in found:
-                    out[entity_id] = found[entity_id]
-                continue
-            view, linked = rows[entity_id]
-            mask = masks.get(view.scope_id)
-            if mask is None:
-                mask = masks[view.scope_id] = _mask(view.matrix, memory_ids)
-            hits = linked[mask[linked]]
-            if len(hits):
-                ids_of = view.matrix.ids
-                out[entity_id] = sorted(ids_of[r] for r in hits.tolist())
-        return out
+        linked = hubs.among(memory_ids)
+        return {
+            i: linked[i] if i in linked else found[i] for i in wanted if i in linked or i in found
+        }
+
+    def _hub_lists_of(self, wanted: list[str]) -> HubLists:
+        """The held lists of ``wanted`` (``HubLists``), kept for this search's next read of
+        the same hubs: a search reads them before its vector for the candidates it knows, and
+        after it for the dense ones."""
+        key = tuple(wanted)
+        hubs = self._hub_lists
+        if hubs is None or hubs.key != key:
+            hubs = self._hub_lists = HubLists.of(key, self._rows(wanted, load=False))
+        return hubs
 
     def hop_may_reach(
         self, sources: Sequence[str], excluded: Collection[str], max_links: int
@@ -374,6 +376,42 @@ class EntityReads:
             if records or links.get(scope_id):
                 self._cache.remember(scope_id, view.versions, records, links.get(scope_id, {}))
         return out
+
+
+@dataclass(frozen=True)
+class HubLists:
+    """Hubs' link lists as rows of their scopes' matrices (``rows``: hub id -> its scope and
+    rows), each scope's concatenated once (``joined``: its view, every row, the index in
+    ``hubs`` of each row's hub), so their links to a search's candidates are one gather."""
+
+    key: tuple[str, ...]
+    rows: dict[str, tuple[ScopeView, np.ndarray]]
+    hubs: list[str]
+    joined: list[tuple[ScopeView, np.ndarray, np.ndarray]]
+
+    @classmethod
+    def of(cls, key: tuple[str, ...], rows: dict[str, tuple[ScopeView, np.ndarray]]) -> HubLists:
+        hubs = [i for i in key if i in rows]
+        by_scope: dict[int, list[int]] = {}
+        for index, hub in enumerate(hubs):
+            by_scope.setdefault(rows[hub][0].scope_id, []).append(index)
+        joined = []
+        for indexes in by_scope.values():
+            lists = [rows[hubs[i]][1] for i in indexes]
+            owner = np.repeat(np.asarray(indexes, dtype=np.intp), [len(x) for x in lists])
+            joined.append((rows[hubs[indexes[0]]][0], np.concatenate(lists), owner))
+        return cls(key, rows, hubs, joined)
+
+    def among(self, memory_ids: Sequence[str]) -> dict[str, list[str]]:
+        """hub id -> those of ``memory_ids`` linked to it, in id order (hubs linked to none
+        left out; not in ``key`` order)."""
+        found: dict[int, list[str]] = {}
+        for view, rows, owner in self.joined:
+            at = np.flatnonzero(_mask(view.matrix, memory_ids)[rows])
+            ids_of = view.matrix.ids
+            for index, row in zip(owner[at].tolist(), rows[at].tolist(), strict=True):
+                found.setdefault(index, []).append(ids_of[row])
+        return {self.hubs[i]: sorted(linked) for i, linked in found.items()}
 
 
 def _mask(matrix: ScopeMatrix, memory_ids: Sequence[str]) -> np.ndarray:
