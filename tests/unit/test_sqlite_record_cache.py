@@ -1,7 +1,8 @@
 """A search's results' records from the record cache (``store.sqlite.record_cache``) are the
 store's: after this process's updates (metadata alone, text), deletes and a reset, after
 another process's metadata update, inside an open transaction and after its rollback, and
-when a caller changes what a result holds."""
+when a caller changes what a result holds; and so are the dates the time signal reads
+(``memory_dates``)."""
 
 from __future__ import annotations
 
@@ -117,3 +118,24 @@ def test_a_bounded_cache_gives_the_same_records(tmp_path: Path) -> None:
         for _ in range(3):
             assert results(memory) == expected
         assert memory.store.record_cache.nbytes <= 500
+
+
+def test_the_time_signals_dates_are_the_stores(tmp_path: Path) -> None:
+    memory, ids = seeded(tmp_path / "m.db")
+    with memory:
+        store, cache = memory.store, memory.store.record_cache
+        cache.get_memories(store, ids[:2])  # two held, two read
+        asked = [ids[3], "no such memory", *ids, ids[0]]
+        assert cache.memory_dates(store, asked) == store.memory_dates(asked)
+        assert [d.id for d in cache.memory_dates(store, asked)] == [ids[3], *ids, ids[0]]
+        memory.update(ids[0], text="Ana Lopez moved to Porto")
+        cache.get_memories(store, ids)
+        dates = cache.memory_dates(store, ids)
+        assert dates == store.memory_dates(ids)
+        assert dates[0].text == "Ana Lopez moved to Porto"
+        with pytest.raises(RuntimeError), store.transaction():
+            memory.update(ids[1], text="Max sleeps in Rome")
+            assert cache.memory_dates(store, ids)[1].text == "Max sleeps in Rome"
+            raise RuntimeError("rolled back")
+        assert cache.memory_dates(store, ids) == store.memory_dates(ids)
+        assert cache.memory_dates(store, ids)[1].text == TEXTS[1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.caches.keyword_postings import KeywordCache
 from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
 from linkmem.store.sqlite.keyword import KeywordTables
-from linkmem.store.sqlite.record_cache import RecordCache
+from linkmem.store.sqlite.record_cache import MemoryDate, RecordCache
 from linkmem.store.sqlite.sql import exact_scope_params, filter_sql, scope_where
 from linkmem.store.vectors import (
     LoadedScope,
@@ -38,14 +38,6 @@ _MEMORY_COLUMNS = (
     "m.id, m.text, m.metadata, m.created_at, m.updated_at, m.role, m.actor_id, "
     "s.user_id, s.agent_id, s.run_id"
 )
-
-
-class MemoryDate(NamedTuple):
-    """What the time signal of a search reads of a memory (``linkmem.rank.time_boost``)."""
-
-    id: str
-    text: str
-    created_at: str | None
 
 
 def record_from_row(row: Sequence[Any]) -> MemoryRecord:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from linkmem.side_threads import side_pool
 from linkmem.store.sqlite import scope_records
@@ -39,6 +39,14 @@ from linkmem.types import MemoryRecord, Scope
 
 #: Estimated bytes kept per store: 8 MiB, ~20k short memories.
 DEFAULT_RECORD_CACHE_BYTES = 8 * 2**20
+
+
+class MemoryDate(NamedTuple):
+    """What the time signal of a search reads of a memory (``linkmem.rank.time_boost``)."""
+
+    id: str
+    text: str
+    created_at: str | None
 
 
 class RecordCache:
@@ -85,13 +93,7 @@ class RecordCache:
         with db.lock:  # no transaction of this process starts or ends until the read is done
             if db.in_transaction:
                 return store.get_memories(ids)
-            stamp = db.raw.execute("PRAGMA data_version").fetchone()[0]
-            with self._lock:
-                if stamp != self._stamp:
-                    self._clear()
-                    self._stamp = stamp
-                epoch, loose, held = self._epoch, self._records, self._held
-                found = {i: r for i in ids if (r := loose.get(i) or held.get(i)) is not None}
+            found, stamp, epoch = self._lookup(db, ids)
             missing = [i for i in dict.fromkeys(ids) if i not in found]
             read: list[MemoryRecord] = []
             if missing:
@@ -102,6 +104,34 @@ class RecordCache:
         if self._held.max_bytes > 0 and records:
             self._fill(store, records, read, stamp, epoch)
         return records
+
+    def memory_dates(self, store: Any, ids: Sequence[str]) -> list[MemoryDate]:
+        """The store's ``memory_dates(ids)`` (what a search's time signal reads), the records
+        held answered from memory."""
+        db = store.db
+        with db.lock:
+            if db.in_transaction:
+                return store.memory_dates(ids)
+            found = self._lookup(db, ids)[0]
+            missing = [i for i in dict.fromkeys(ids) if i not in found]
+            read = {d.id: d for d in store.memory_dates(missing)} if missing else {}
+        return [
+            MemoryDate(r.id, r.text, r.created_at) if (r := found.get(i)) is not None else read[i]
+            for i in ids
+            if i in found or i in read
+        ]
+
+    def _lookup(self, db: Any, ids: Sequence[str]) -> tuple[dict[str, MemoryRecord], int, int]:
+        """The records of ``ids`` held at the file's ``data_version`` (all dropped when it
+        moved), that stamp and the epoch; under the connection's lock."""
+        stamp = db.raw.execute("PRAGMA data_version").fetchone()[0]
+        with self._lock:
+            if stamp != self._stamp:
+                self._clear()
+                self._stamp = stamp
+            epoch, loose, held = self._epoch, self._records, self._held
+            found = {i: r for i in ids if (r := loose.get(i) or held.get(i)) is not None}
+        return found, stamp, epoch
 
     def _fill(
         self,

@@ -28,6 +28,7 @@ from linkmem.store.caches.entity_records import EntityReads
 from linkmem.store.caches.keyword_postings import KeywordScores
 from linkmem.store.prefetch import SearchPlan
 from linkmem.store.sqlite.keyword import KeywordStats
+from linkmem.store.sqlite.record_cache import MemoryDate
 from linkmem.store.vectors import ScopeMatrix
 from linkmem.store.vectors import _top as top_of_scores
 from linkmem.types import EntityRecord, MemoryRecord, Scope
@@ -161,6 +162,11 @@ class SearchReads:
     def get_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
         """The store's ``get_memories``, records read before kept (``record_cache``)."""
         return self._store.record_cache.get_memories(self._store, ids)
+
+    def memory_dates(self, ids: Sequence[str]) -> list[MemoryDate]:
+        """The store's ``memory_dates``, records read before answered from memory
+        (``record_cache``)."""
+        return self._store.record_cache.memory_dates(self._store, ids)
 
     def get_entities(self, ids: Sequence[str]) -> list[EntityRecord]:
         return self._entity_reads().get_entities(ids)
