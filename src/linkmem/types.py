@@ -25,7 +25,7 @@ class Scope:
         return (self.user_id, self.agent_id, self.run_id)
 
     def as_dict(self) -> dict[str, str]:
-        return dict(self.items())
+        return _scope_dict({}, self)
 
     def is_empty(self) -> bool:
         return not self.items()
@@ -33,6 +33,18 @@ class Scope:
     def contains(self, other: Scope) -> bool:
         """True when ``other`` (an exact scope) falls inside this (subset) scope."""
         return all(getattr(other, k) == v for k, v in self.items())
+
+
+def _scope_dict(out: dict[str, Any], scope: Scope) -> dict[str, Any]:
+    """``out`` with the ids of ``scope`` that are set (``Scope.as_dict``'s keys, in order):
+    every search result builds one, without ``items``'s list."""
+    if scope.user_id is not None:
+        out["user_id"] = scope.user_id
+    if scope.agent_id is not None:
+        out["agent_id"] = scope.agent_id
+    if scope.run_id is not None:
+        out["run_id"] = scope.run_id
+    return out
 
 
 @dataclass(frozen=True)
@@ -54,7 +66,7 @@ class MemoryRecord:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
-        out.update(self.scope.as_dict())
+        _scope_dict(out, self.scope)
         if self.role is not None:
             out["role"] = self.role
         if self.actor_id is not None:
