@@ -161,12 +161,12 @@ def test_a_search_inside_a_transaction_reads_the_server(
 def test_near_rows_are_kept_at_their_versions_only() -> None:
     details = NearDetails(max_bytes=10**6)
     row = ("e1", "t", "k", "kind", "u", None, None, 1, None, ["m1"], [True])
-    details.remember(1, (3, 4), (6, False), {"e1": row})
-    assert details.lookup(1, (3, 4), (6, False), ["e1", "e2"]) == {"e1": row}
-    assert details.lookup(1, (4, 4), (6, False), ["e1"]) == {}
-    assert details.lookup(1, (3, 4), (7, False), ["e1"]) == {}
-    details.remember(1, (2, 4), (6, False), {"e2": row})  # older: not kept
-    assert details.lookup(1, (3, 4), (6, False), ["e2"]) == {}
-    details.remember(1, (4, 4), (6, False), {"e2": row})  # newer: replaces
-    assert details.lookup(1, (4, 4), (6, False), ["e1", "e2"]) == {"e2": row}
+    details.remember(1, (3, 4), {"e1": row}, (6, False))
+    assert details.lookup(1, (3, 4), ["e1", "e2"], (6, False)) == {"e1": row}
+    assert details.lookup(1, (4, 4), ["e1"], (6, False)) == {}
+    assert details.lookup(1, (3, 4), ["e1"], (7, False)) == {}
+    details.remember(1, (2, 4), {"e2": row}, (6, False))  # older: not kept
+    assert details.lookup(1, (3, 4), ["e2"], (6, False)) == {}
+    details.remember(1, (4, 4), {"e2": row}, (6, False))  # newer: replaces
+    assert details.lookup(1, (4, 4), ["e1", "e2"], (6, False)) == {"e2": row}
     assert details.nbytes > 0

@@ -15,7 +15,7 @@ scopes are dropped. Locking: the lock is a leaf (``scope_budget``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,58 +29,78 @@ _ROW_BYTES = 300
 
 #: A scope's (ent_version, mem_version).
 Versions = tuple[int, int]
+Row = tuple[Any, ...]
 
 
 @dataclass
 class ScopeRows:
-    """The cached rows of one scope at one pair of versions."""
+    """The cached rows of one scope at one pair of versions (and ``shape``: what else the
+    rows depend on, None when nothing)."""
 
     versions: Versions
-    rows: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    nbytes: int = _ROW_BYTES
+    shape: Hashable
+    nbytes: int
+    rows: dict[str, Row] = field(default_factory=dict)
 
 
-class RowCache(ScopeBudget[ScopeRows]):
-    """memory id -> its row, per scope at its versions."""
+class VersionedRows(ScopeBudget[ScopeRows]):
+    """id -> its row, per scope, held only at exactly the versions (and shape) it was read at.
+    ``row_bytes``: a row's estimated size; ``entry_bytes``: a scope entry's own."""
 
-    def __init__(self, max_bytes: int = DEFAULT_ROW_CACHE_BYTES) -> None:
+    def __init__(self, max_bytes: int, row_bytes: Callable[[Row], int], entry_bytes: int) -> None:
         super().__init__(max_bytes)
+        self._row_bytes = row_bytes
+        self._entry_bytes = entry_bytes
 
     def lookup(
-        self, scope_id: int, versions: Versions, ids: Iterable[str]
-    ) -> dict[str, tuple[Any, ...]]:
-        """The rows of ``ids`` held for the scope at exactly ``versions``."""
+        self, scope_id: int, versions: Versions, ids: Iterable[str], shape: Hashable = None
+    ) -> dict[str, Row]:
+        """The rows of ``ids`` held for the scope at exactly ``versions`` and ``shape``."""
         with self._lock:
             entry = self._entries.get(scope_id)
-            if entry is None or entry.versions != versions:
+            if entry is None or (entry.versions, entry.shape) != (versions, shape):
                 return {}
             self._entries.move_to_end(scope_id)
             held = entry.rows
             return {i: row for i in ids if (row := held.get(i)) is not None}
 
-    def remember(self, scope_id: int, versions: Versions, rows: Sequence[tuple[Any, ...]]) -> None:
-        """Keep rows (id first) read at ``versions`` (an entry at older versions is replaced;
-        rows read at older versions than the entry's are not kept)."""
+    def remember(
+        self, scope_id: int, versions: Versions, rows: Mapping[str, Row], shape: Hashable = None
+    ) -> None:
+        """Keep ``rows`` read at ``versions`` (an entry at older versions, or of another shape,
+        is replaced; rows read at older versions than the entry's are not kept)."""
         with self._lock:
             entry = self._entries.get(scope_id)
-            if entry is not None and entry.versions != versions:
+            if entry is not None and (entry.versions, entry.shape) != (versions, shape):
                 if not _older(entry.versions, versions):
                     return
                 self._entries.pop(scope_id)
                 self._bytes -= entry.nbytes
                 entry = None
             if entry is None:
-                entry = self._entries[scope_id] = ScopeRows(versions)
+                entry = ScopeRows(versions, shape, self._entry_bytes)
+                self._entries[scope_id] = entry
                 self._bytes += entry.nbytes
             self._entries.move_to_end(scope_id)
             added = 0
-            for row in rows:
-                if row[0] not in entry.rows:
-                    entry.rows[row[0]] = row
-                    added += _ROW_BYTES + sum(len(v) for v in row if isinstance(v, str))
+            for memory_id, row in rows.items():
+                if memory_id not in entry.rows:
+                    entry.rows[memory_id] = row
+                    added += self._row_bytes(row)
             entry.nbytes += added
             self._bytes += added
             self._evict()
+
+
+class RowCache(VersionedRows):
+    """memory id -> its record row, per scope at its versions."""
+
+    def __init__(self, max_bytes: int = DEFAULT_ROW_CACHE_BYTES) -> None:
+        super().__init__(max_bytes, _record_bytes, _ROW_BYTES)
+
+
+def _record_bytes(row: Row) -> int:
+    return _ROW_BYTES + sum(len(v) for v in row if isinstance(v, str))
 
 
 def _older(held: Versions, read: Versions) -> bool:

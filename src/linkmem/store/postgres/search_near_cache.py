@@ -33,12 +33,11 @@ keep the server's near read. Locking: the caches' locks are leaves (``MatrixCach
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from linkmem.store.caches.scope_budget import ScopeBudget
+from linkmem.store.caches.memory_rows import VersionedRows
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres.connection import Database
 from linkmem.store.postgres.dense_cache import DenseCache, DenseReads
@@ -55,7 +54,6 @@ DEFAULT_ENTITY_VECTOR_BYTES = 64 * 2**20
 DEFAULT_NEAR_BYTES = 16 * 2**20
 _ROW_BYTES, _LINK_BYTES, _SCOPE_BYTES = 700, 80, 1000
 
-Versions = tuple[int, int]
 #: What a near row depends on besides the versions: the link bound and whether seqs are read.
 Shape = tuple[int, bool]
 
@@ -108,58 +106,16 @@ class EntityVectors(DenseCache):
         )
 
 
-@dataclass
-class ScopeNear:
-    """One scope's near rows at one pair of versions and shape."""
-
-    versions: Versions
-    shape: Shape
-    rows: dict[str, tuple[Any, ...]] = field(default_factory=dict)
-    nbytes: int = _SCOPE_BYTES
-
-
-class NearDetails(ScopeBudget[ScopeNear]):
-    """Per scope, each entity's near row (``DETAILED``'s columns) as read at its versions."""
+class NearDetails(VersionedRows):
+    """Per scope, each entity's near row (``DETAILED``'s columns) as read at its versions and
+    in its shape (``Shape``)."""
 
     def __init__(self, max_bytes: int = DEFAULT_NEAR_BYTES) -> None:
-        super().__init__(max_bytes)
+        super().__init__(max_bytes, _near_row_bytes, _SCOPE_BYTES)
 
-    def lookup(
-        self, scope_id: int, versions: Versions, shape: Shape, ids: Sequence[str]
-    ) -> dict[str, tuple[Any, ...]]:
-        with self._lock:
-            entry = self._entries.get(scope_id)
-            if entry is None or entry.versions != versions or entry.shape != shape:
-                return {}
-            self._entries.move_to_end(scope_id)
-            return {i: entry.rows[i] for i in ids if i in entry.rows}
 
-    def remember(
-        self, scope_id: int, versions: Versions, shape: Shape, rows: dict[str, tuple[Any, ...]]
-    ) -> None:
-        """Keep rows read at ``versions`` (an entry at older versions, or of another shape,
-        is replaced; one at newer versions kept)."""
-        with self._lock:
-            entry = self._entries.get(scope_id)
-            if entry is not None and (entry.versions, entry.shape) != (versions, shape):
-                older = all(h <= r for h, r in zip(entry.versions, versions, strict=True))
-                if not older:
-                    return
-                self._bytes -= entry.nbytes
-                entry = None
-            if entry is None:
-                entry = self._entries[scope_id] = ScopeNear(versions, shape)
-                self._bytes += entry.nbytes
-            self._entries.move_to_end(scope_id)
-            added = sum(
-                _ROW_BYTES + _LINK_BYTES * len(row[9] or ())
-                for i, row in rows.items()
-                if i not in entry.rows
-            )
-            entry.rows.update(rows)
-            entry.nbytes += added
-            self._bytes += added
-            self._evict()
+def _near_row_bytes(row: tuple[Any, ...]) -> int:
+    return _ROW_BYTES + _LINK_BYTES * len(row[9] or ())
 
 
 class NearCacheReads:
@@ -224,7 +180,7 @@ class NearCacheReads:
         ]
         wanted = list(dict.fromkeys(i for hits in self._near_hits for i, _ in hits))
         shape = self._near_shape()
-        held = self._store.near_details.lookup(view.scope_id, view.versions, shape, wanted)
+        held = self._store.near_details.lookup(view.scope_id, view.versions, wanted, shape)
         self._near_rows = held
         self._near_missing = [i for i in wanted if i not in held]
         if not self._near_missing:
@@ -254,7 +210,7 @@ class NearCacheReads:
             if set(self._near_missing) - fresh.keys():
                 return None
             self._store.near_details.remember(
-                view.scope_id, view.versions, self._near_shape(), fresh
+                view.scope_id, view.versions, fresh, self._near_shape()
             )
             rows.update(fresh)
         return [(o, i, s, *rows[i]) for o, found in enumerate(hits, 1) for i, s in found]

@@ -50,5 +50,5 @@ class RecordSearchReads:
                 by_scope.setdefault(scope_id, []).append(record)
         cache = self._store.row_cache
         for scope_id, records in by_scope.items():
-            cache.remember(scope_id, at[scope_id], records)
+            cache.remember(scope_id, at[scope_id], {row[0]: row for row in records})
         return out
