@@ -24,7 +24,7 @@ leaf (``scope_budget``), taken with no other lock held, never while reading the 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +32,8 @@ from linkmem.store.caches.entity_records import (
     HOP_MEMORIES_PER_SEARCH,
     LINKS_PER_SEARCH,
     HopIndex,
+    HubLists,
+    ScopeView,
 )
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres.sql import Tables
@@ -40,15 +42,6 @@ from linkmem.store.vectors import ScopeMatrix
 from linkmem.types import EntityRecord
 
 Versions = tuple[int, int]
-
-
-class EntityView(NamedTuple):
-    """The one scope of a search as the entity cache sees it."""
-
-    scope_id: int
-    versions: Versions
-    matrix: ScopeMatrix
-    searches: int  # searches before this one at these versions
 
 
 def hub_lists(t: Tables) -> str:
@@ -88,7 +81,7 @@ class CachedEntityReads:
     _retried: Callable[..., Any]
     #: hub -> its memories' rows in the view's matrix (None: the server's links to the pool).
     _hub_lists: dict[str, np.ndarray] | None = None
-    _view: EntityView | None = None
+    _view: ScopeView | None = None
 
     def _queue_hop_index(self, conn: Any) -> Any | None:
         """When the dense reads come from cached matrices: open the view, and queue the read
@@ -97,7 +90,9 @@ class CachedEntityReads:
             return None
         self._open_view()
         view, hop = self._view, self._plan.hop_max_links
-        if view is None or self._store.entity_cache.hop_index(*view[:2], hop) is not None:
+        if view is None:
+            return None
+        if self._store.entity_cache.hop_index(view.scope_id, view.versions, hop) is not None:
             return None
         if view.searches * HOP_MEMORIES_PER_SEARCH < len(view.matrix.ids):
             return None
@@ -125,7 +120,7 @@ class CachedEntityReads:
         if matrix.version != versions[1]:
             return
         searches = self._store.entity_cache.opened(scope_id, versions)
-        self._view = EntityView(scope_id, versions, matrix, searches)
+        self._view = ScopeView(scope_id, versions, matrix, searches)
 
     def _hub_read(
         self, ids: list[str], hubs: list[str]
@@ -196,17 +191,8 @@ class CachedEntityReads:
         lists, view = self._hub_lists, self._view
         if lists is None or view is None or not set(entity_ids) <= lists.keys():
             return None
-        row_of = view.matrix.row_of
-        mask = np.zeros(len(view.matrix.ids), dtype=bool)
-        mask[[r for m in memory_ids if (r := row_of.get(m)) is not None]] = True
-        ids_of = view.matrix.ids
-        out = {}
-        for entity_id in dict.fromkeys(entity_ids):
-            rows = lists[entity_id]
-            hits = rows[mask[rows]]
-            if len(hits):
-                out[entity_id] = sorted(ids_of[r] for r in hits.tolist())
-        return out
+        wanted = tuple(dict.fromkeys(entity_ids))
+        return HubLists.of(wanted, {h: (view, lists[h]) for h in wanted}).among(memory_ids)
 
     def hop_may_reach(
         self, sources: Sequence[str], excluded: Collection[str], max_links: int
