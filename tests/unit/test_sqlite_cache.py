@@ -117,3 +117,19 @@ def test_appended_rows_grow_in_place_and_readers_keep_their_rows():
     assert entry.rowids.tolist() == [0, 1, 2, *range(100, 140)]
     assert entry.ids[-1] == "m39" and entry.row_of["m39"] == 42
     assert len(buffers) <= 4  # capacity doubles: 16, 32, 64 (not one copy per row)
+
+
+def test_appended_rows_carry_the_id_index_and_leave_the_older_one_alone():
+    import numpy as np
+
+    from linkmem.store.vectors import ScopeMatrix
+
+    first = np.eye(4, dtype=np.float32)[:3]
+    entry = ScopeMatrix(1, np.arange(3, dtype=np.int64), ["a", "b", "c"], first)
+    assert entry.appended(2, [7], ["d"], first[:1])._rows is None  # not built: built on use
+    built = dict(entry.row_of)
+    grown = entry.appended(2, [7, 8], ["d", "e"], first[:2])
+    assert grown._rows is not None  # carried over, not rebuilt by the next search
+    assert grown.row_of == {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4}
+    assert entry.row_of == built  # a reader of the older matrix sees only its rows
+    assert grown.appended(3, [9], ["f"], first[:1]).row_of["f"] == 5
