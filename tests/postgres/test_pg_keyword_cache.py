@@ -1,8 +1,9 @@
 """Searches on PostgreSQL score BM25 from postings cached in the process
 (``linkmem.store.postgres.search_keyword_reads``) only while they are current: every write of a
-scope's postings, entities, links or memories, by this process or another (or by SQL alone),
-moves the scope's ``ent_version`` on in its own transaction (``m011_search_versions``); the
-scores are the server's."""
+scope's postings, by this process or another (or by SQL alone), moves the scope's
+``kw_version`` on in its own transaction (``m012_keyword_versions``), and every write of its
+memories its ``mem_version``; entities and links move neither. A process's own adds are
+appended to its cache. The scores are the server's."""
 
 from __future__ import annotations
 
@@ -61,6 +62,28 @@ def versions(memory: Memory) -> tuple[int, int]:
     return int(row[0][0]), int(row[0][1])
 
 
+def keyword_versions(memory: Memory) -> tuple[int, int]:
+    store: Any = memory.store
+    row = store.db.rows(
+        f"SELECT kw_version, mem_version FROM {store.t.scopes} WHERE user_id = 'alice'"
+    )
+    return int(row[0][0]), int(row[0][1])
+
+
+def postings_reads(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each search read postings from the server (False: all its terms held)."""
+    reads: list[bool] = []
+    queue = search_reads.SearchReads._queue_postings
+
+    def counted(self: Any, conn: Any) -> Any:
+        cursor = queue(self, conn)
+        reads.append(cursor is not None)
+        return cursor
+
+    monkeypatch.setattr(search_reads.SearchReads, "_queue_postings", counted)
+    return reads
+
+
 @pytest.fixture
 def two(pg_dsn_18: str) -> Any:
     """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
@@ -76,15 +99,7 @@ def test_scores_come_from_the_cache_and_are_the_servers(
     same_as_server(reader)
     assert len(seen) == len(QUERIES) and all(t is not None for t in seen)
     store: Any = reader.store
-    reads: list[int] = []
-    queue = search_reads.SearchReads._queue_postings
-
-    def counted(self: Any, conn: Any) -> Any:
-        cursor = queue(self, conn)
-        reads.append(cursor is not None)
-        return cursor
-
-    monkeypatch.setattr(search_reads.SearchReads, "_queue_postings", counted)
+    reads = postings_reads(monkeypatch)
     same_as_server(reader)
     assert reads == [False] * len(QUERIES)  # every term held: no postings read
     assert store.keyword_cache.nbytes > 0
@@ -107,10 +122,11 @@ def test_writes_of_every_kind_move_the_version_and_are_seen(two: Any) -> None:
     store: Any = writer.store
     t = store.t
     ent, mem = versions(reader)
+    kw = keyword_versions(reader)[0]
     # A write of postings alone (as repair or a re-index may do), by SQL: the next search
     # scores from the new counts.
     store.db.run(f"UPDATE {t.postings} SET tf = tf + 3 WHERE term = 'lisbon'")
-    assert versions(reader) == (ent + 1, mem)
+    assert versions(reader) == (ent + 1, mem) and keyword_versions(reader) == (kw + 1, mem)
     same_as_server(reader)
 
     writer.delete(added_id)
@@ -122,11 +138,50 @@ def test_entities_and_links_move_the_version(two: Any) -> None:
     store: Any = reader.store
     t = store.t
     ent, mem = versions(reader)
+    kw = keyword_versions(reader)
     entity = store.db.rows(f"SELECT id FROM {t.entities} LIMIT 1")[0][0]
     store.db.run(f"UPDATE {t.entities} SET text = text || ' x' WHERE id = '{entity}'")
     assert versions(reader) == (ent + 1, mem)
     store.db.run(f"DELETE FROM {t.links} WHERE entity = '{entity}'")
     assert versions(reader) == (ent + 2, mem)
+    assert keyword_versions(reader) == kw  # the postings are as they were
+
+
+def test_own_adds_are_appended_and_the_next_search_reads_no_postings(
+    two: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, writer = two
+    same_as_server(writer)  # every query's terms held
+    kw, mem = keyword_versions(writer)
+    added = writer.add("Lisbon garden coffee with Max in Rome", user_id="alice")
+    assert keyword_versions(writer) == (kw + 1, mem + 1)  # entities and links besides
+    added_id = added["results"][0]["id"]
+    reads = postings_reads(monkeypatch)
+    runs = same_as_server(writer)
+    assert reads[: len(QUERIES)] == [False] * len(QUERIES)
+    assert any(added_id in [h[0] for h in run] for run in runs)
+    batch = writer.add_batch(["Rome deploy script notes", "coffee in Lisbon"], user_id="alice")
+    assert keyword_versions(writer) == (kw + 2, mem + 2)
+    reads.clear()
+    runs = same_as_server(writer)
+    assert reads[: len(QUERIES)] == [False] * len(QUERIES)
+    assert batch["results"][0]["id"] in [h[0] for h in runs[2]]
+
+
+def test_an_add_beside_another_postings_write_is_not_appended(
+    two: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One transaction adds a memory and changes other postings: the versions after it are
+    past what appending the add gives, so the next search reads the postings again."""
+    _, writer = two
+    same_as_server(writer)
+    store: Any = writer.store
+    with store.transaction():
+        writer.add("Lisbon coffee notes", user_id="alice")
+        store.db.run(f"UPDATE {store.t.postings} SET tf = tf + 7 WHERE term = 'rome'")
+    reads = postings_reads(monkeypatch)
+    same_as_server(writer)
+    assert any(reads[: len(QUERIES)])
 
 
 def test_a_write_from_another_process_is_seen_at_once(two: Any, pg_dsn_18: str) -> None:

@@ -37,7 +37,7 @@ NewPostings = Sequence[tuple[str, int, int, int, int]]
 Ranked = list[tuple[str, float]]
 
 #: The version a scope's terms are kept at: SQLite's ``mem_version``, PostgreSQL's
-#: ``(ent_version, mem_version)`` (``postgres.search_keyword_reads``); later versions compare
+#: ``(kw_version, mem_version)`` (``postgres.search_keyword_reads``); later versions compare
 #: greater.
 Version = int | tuple[int, int]
 
@@ -121,7 +121,7 @@ class KeywordCache(ScopeBudget[ScopeTerms]):
             self._put(scope_id, entry, found)
 
     def extend(
-        self, scope_id: int, versions: tuple[int, int], postings: Sequence[NewPostings]
+        self, scope_id: int, versions: tuple[Version, Version], postings: Sequence[NewPostings]
     ) -> None:
         """Append memories this process just wrote (``postings``: each new memory's, in
         row order), moving the scope from
@@ -136,7 +136,7 @@ class KeywordCache(ScopeBudget[ScopeTerms]):
             )
             self._put(scope_id, grown, {t: grown.terms[t].appended(p) for t, p in added.items()})
 
-    def holds(self, scope_id: int, version: int) -> bool:
+    def holds(self, scope_id: int, version: Version) -> bool:
         """Whether the scope is cached at exactly ``version`` (what ``extend`` from it needs)."""
         with self._lock:
             entry = self._entries.get(scope_id)

@@ -3,8 +3,9 @@
 The server's CPU per search was mostly the dense top-k (HNSW, or an exact scan of a small
 scope) and the cosines of the candidate pool. The store keeps each searched scope's vectors
 in one ``vectors.MatrixCache`` (the SQLite store's cache), keyed by the scope's
-``mem_version`` (``schema.m010_memory_versions``: every write that adds, deletes or changes a
-scope's memories moves it on, in the write's transaction, whichever process writes). A search
+``mem_version`` (``version_triggers.m010_memory_versions``: every write that adds, deletes
+or changes a scope's memories moves it on, in the write's transaction, whichever process
+writes). A search
 reads the versions of its scopes in its first round trip (``search_sql.scope_sizes``); when the
 cache holds every scope at its version, the dense top-k and every cosine the search asks for
 come from one matrix product in the process, and the server computes none. Otherwise, when the

@@ -14,6 +14,7 @@ from linkmem.filters import Node
 from linkmem.rank import bm25
 from linkmem.store.base import NewMemory, posting_rows
 from linkmem.store.base import record_from_row as base_record_from_row
+from linkmem.store.caches.keyword_postings import KeywordCache
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import Database, one_connection, retried
@@ -45,6 +46,7 @@ class MemoryTables:
     db: Database
     t: Tables
     dense_cache: DenseCache
+    keyword_cache: KeywordCache
     k1: float = bm25.K1
     b: float = bm25.B
 
@@ -110,21 +112,50 @@ class MemoryTables:
                 [scope_id, *(list(column) for column in zip(*rows))],
             ).fetchall()
         )
-        self._insert_postings(conn, scope_id, group)
+        per_memory = [posting_rows(m.terms, m.context) for m in group]
+        wrote = self._insert_postings(conn, scope_id, group, per_memory)
         own, ctx = sum(len(m.terms) for m in group), sum(r[8] for r in rows)
         stats = (len(group), own, ctx, scope_id)
-        version = self.db.execute(conn, sql.add_scope_stats(self.t), stats).fetchone()[0]
-        self.dense_cache.follow(scope_id, version, group, seqs)
+        after = tuple(self.db.execute(conn, sql.add_scope_stats(self.t), stats).fetchone())
+        self.dense_cache.follow(scope_id, after[1], group, seqs)
+        self._follow_keywords(scope_id, (after[0] - wrote, after[1] - 1), after, per_memory)
 
-    def _insert_postings(self, conn: Any, scope_id: int | None, docs: list[NewMemory]) -> None:
+    def _follow_keywords(
+        self,
+        scope_id: int,
+        before: tuple[int, int],
+        after: tuple[int, int],
+        per_memory: list[list[tuple[str, int, int, int, int]]],
+    ) -> None:
+        """Once the write commits, append the new memories' postings to the cache when it
+        holds the scope at the versions ``(kw_version, mem_version)`` before this write (as
+        ``dense_cache.follow`` appends their vectors); else drop the scope from it."""
+        cache = self.keyword_cache
+        if not cache.holds(scope_id, before):
+            cache.drop(scope_id)
+            return
+        self.db.after_commit(lambda: cache.extend(scope_id, (before, after), per_memory))
+
+    def _insert_postings(
+        self,
+        conn: Any,
+        scope_id: int | None,
+        docs: list[NewMemory],
+        per_memory: list[list[tuple[str, int, int, int, int]]] | None = None,
+    ) -> int:
+        """Write the postings of ``docs`` (``posting_rows`` of each, when given) in one
+        statement; how many statements that was (0 or 1: ``kw_version``'s step)."""
+        rows = per_memory or [posting_rows(m.terms, m.context) for m in docs]
         postings = [
             (term, m.record.id, tf, ctx, doc_len, ctx_len)
-            for m in docs
-            for term, tf, doc_len, ctx, ctx_len in posting_rows(m.terms, m.context)
+            for m, memory_postings in zip(docs, rows, strict=True)
+            for term, tf, doc_len, ctx, ctx_len in memory_postings
         ]
-        if postings:
-            columns = [list(column) for column in zip(*postings)]
-            self.db.execute(conn, sql.insert_postings(self.t), (scope_id, *columns))
+        if not postings:
+            return 0
+        columns = [list(column) for column in zip(*postings)]
+        self.db.execute(conn, sql.insert_postings(self.t), (scope_id, *columns))
+        return 1
 
     @retried
     def update_memory(

@@ -13,6 +13,11 @@ from linkmem.errors import BackendUnavailable, MigrationError, StoreError
 from linkmem.store.postgres.connection import Database
 from linkmem.store.postgres.keys import keys_table
 from linkmem.store.postgres.sql import Tables
+from linkmem.store.postgres.version_triggers import (
+    m010_memory_versions,
+    m011_search_versions,
+    m012_keyword_versions,
+)
 
 #: pgvector's HNSW index takes vectors of at most this many dimensions.
 HNSW_MAX_DIM = 2000
@@ -241,98 +246,6 @@ def m009_links_by_entity(t: Tables, dim: int) -> list[str]:
     return [f"CREATE INDEX IF NOT EXISTS {name} ON {t.links} (entity, memory) INCLUDE (own)"]
 
 
-def m010_memory_versions(t: Tables, dim: int) -> list[str]:
-    """Each scope's ``mem_version``, moved on by every write that adds, deletes or changes
-    (text, vector, lengths or scope) one of its memories, in that write's transaction: a
-    process caching a scope's vectors (``dense_cache``) knows from one column whether its
-    copy is current, also after another process's write. Kept by statement-level triggers on
-    the memories (as the link counts of m003), so every writer keeps it, older processes
-    and ``repair`` included; a write of metadata alone leaves it. The triggers update scope
-    rows that the write locked first (``sql.lock_scopes``), so they add no lock order."""
-    scopes = t.scopes
-    bump, changed = t.index("_mem_version_bump"), t.index("_mem_version_update")
-    return [
-        f"ALTER TABLE {scopes} ADD COLUMN IF NOT EXISTS mem_version bigint NOT NULL DEFAULT 0",
-        f"""CREATE FUNCTION {bump}() RETURNS trigger LANGUAGE plpgsql AS $body$
-        BEGIN
-            UPDATE {scopes} s SET mem_version = s.mem_version + 1
-            WHERE s.id IN (SELECT scope_id FROM touched);
-            RETURN NULL;
-        END $body$""",
-        f"""CREATE FUNCTION {changed}() RETURNS trigger LANGUAGE plpgsql AS $body$
-        BEGIN
-            UPDATE {scopes} s SET mem_version = s.mem_version + 1 WHERE s.id IN (
-                SELECT unnest(ARRAY[o.scope_id, n.scope_id]) FROM previous o
-                JOIN changed n ON n.id = o.id
-                WHERE (o.text, o.embedding, o.doc_len, o.ctx_len, o.scope_id)
-                    IS DISTINCT FROM (n.text, n.embedding, n.doc_len, n.ctx_len, n.scope_id));
-            RETURN NULL;
-        END $body$""",
-        f"CREATE TRIGGER {t.index('_mem_version_add')} AFTER INSERT ON {t.mem} "
-        f"REFERENCING NEW TABLE AS touched FOR EACH STATEMENT EXECUTE FUNCTION {bump}()",
-        f"CREATE TRIGGER {t.index('_mem_version_sub')} AFTER DELETE ON {t.mem} "
-        f"REFERENCING OLD TABLE AS touched FOR EACH STATEMENT EXECUTE FUNCTION {bump}()",
-        f"CREATE TRIGGER {changed} AFTER UPDATE ON {t.mem} REFERENCING OLD TABLE AS previous "
-        f"NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION {changed}()",
-    ]
-
-
-def m011_search_versions(t: Tables, dim: int) -> list[str]:
-    """Each scope's ``ent_version``, moved on by every write that changes what a search reads
-    of the scope besides its memories' vectors and texts (``mem_version``): its postings, its
-    entities, their links, and any column of its memories (metadata alone too). The search
-    caches (``postgres.search_caches``) hold postings, entities and records at the scope's
-    ``(ent_version, mem_version)``. Statement-level triggers, as m010's: in the writer's own
-    transaction, every writer (older processes, cascades, ``repair``) keeps it; they update
-    scope rows the write locked first (``sql.lock_scopes``), so they add no lock order. A
-    link's scope is its entity's, else (the entity deleted in the same statement's cascade)
-    its memory's."""
-    scopes, bump = t.scopes, t.index("_ent_version_bump")
-    links, changed = t.index("_ent_version_links"), t.index("_ent_version_memories")
-    statements = [
-        f"ALTER TABLE {scopes} ADD COLUMN IF NOT EXISTS ent_version bigint NOT NULL DEFAULT 0",
-        _version_function(bump, scopes, "SELECT scope_id FROM touched"),
-        _version_function(
-            links,
-            scopes,
-            f"SELECT e.scope_id FROM touched x JOIN {t.entities} e ON e.id = x.entity "
-            f"UNION SELECT m.scope_id FROM touched x JOIN {t.mem} m ON m.id = x.memory",
-        ),
-        _version_function(
-            changed, scopes, "SELECT scope_id FROM touched UNION SELECT scope_id FROM previous"
-        ),
-        f"CREATE TRIGGER {t.index('_ent_version_memory')} AFTER UPDATE ON {t.mem} "
-        "REFERENCING OLD TABLE AS previous NEW TABLE AS touched "
-        f"FOR EACH STATEMENT EXECUTE FUNCTION {changed}()",
-    ]
-    for table, name, function in (
-        (t.postings, "_ent_version_postings", bump),
-        (t.entities, "_ent_version_entities", bump),
-        (t.links, "_ent_version_link", links),
-    ):
-        for event, rows, suffix in (
-            ("INSERT", "NEW", "i"),
-            ("UPDATE", "NEW", "u"),
-            ("DELETE", "OLD", "d"),
-        ):
-            statements.append(
-                f"CREATE TRIGGER {t.index(name + suffix)} AFTER {event} ON {table} "
-                f"REFERENCING {rows} TABLE AS touched FOR EACH STATEMENT "
-                f"EXECUTE FUNCTION {function}()"
-            )
-    return statements
-
-
-def _version_function(name: str, scopes: str, scope_ids: str) -> str:
-    """A trigger function moving ``ent_version`` on for the scopes of ``scope_ids``."""
-    return f"""CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $body$
-        BEGIN
-            UPDATE {scopes} s SET ent_version = s.ent_version + 1
-            WHERE s.id IN ({scope_ids});
-            RETURN NULL;
-        END $body$"""
-
-
 Migration = Callable[[Tables, int], list[str]]
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -346,6 +259,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m009_links_by_entity", m009_links_by_entity),
     ("m010_memory_versions", m010_memory_versions),
     ("m011_search_versions", m011_search_versions),
+    ("m012_keyword_versions", m012_keyword_versions),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

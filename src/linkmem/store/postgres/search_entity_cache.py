@@ -36,12 +36,11 @@ from linkmem.store.caches.entity_records import (
     ScopeView,
 )
 from linkmem.store.postgres import search_sql as q
+from linkmem.store.postgres.search_keyword_reads import ScopeStats
 from linkmem.store.postgres.sql import Tables
 from linkmem.store.prefetch import SearchPlan
 from linkmem.store.vectors import ScopeMatrix
 from linkmem.types import EntityRecord
-
-Versions = tuple[int, int]
 
 
 def hub_lists(t: Tables) -> str:
@@ -76,7 +75,7 @@ class CachedEntityReads:
     _conn: Any
     _plan: SearchPlan
     _dense: Any
-    _scope_stats: list[tuple[int, Versions, int, float]]
+    _scope_stats: list[ScopeStats]
     _entities: dict[str, EntityRecord]
     _retried: Callable[..., Any]
     #: hub -> its memories' rows in the view's matrix (None: the server's links to the pool).
@@ -115,7 +114,7 @@ class CachedEntityReads:
         come from the process and it covers one scope)."""
         if self._dense is None or len(self._scope_stats) != 1 or self._view is not None:
             return
-        scope_id, versions, _, _ = self._scope_stats[0]
+        scope_id, versions = self._scope_stats[0].id, self._scope_stats[0].versions
         matrix = self._dense.matrices[0]
         if matrix.version != versions[1]:
             return

@@ -4,14 +4,14 @@ The server's BM25 top-k reads and sorts every posting of the query's terms on ea
 the 10k-memory scope of ``bench_scale`` ~1,500 memories match a query, each term's postings
 read by the key). Here each searched scope's postings of the terms it was searched for are kept
 in the store's ``caches.keyword_postings.KeywordCache``, as rows of the scope's cached vector
-matrix (``dense_cache``), at the scope's ``(ent_version, mem_version)``: every write of a
-scope's postings, by any process, moves ``ent_version`` on in its own transaction
-(``schema.m011_search_versions``; adding, deleting or changing a memory's text also moves
-``mem_version``). A search reads the versions and the scopes' BM25 statistics (``n_docs``,
-``total_len``, ``ctx_total``) in its first round trip (``search_sql.scope_sizes``); when its
-dense reads come from the process (``search_dense_reads``), the statement that would read the
-BM25 top-k reads, in round trip 1, only the postings of the terms the cache lacks with the
-scopes' versions (one statement, one snapshot; none when all are held), and every memory's
+matrix (``dense_cache``), at the scope's ``(kw_version, mem_version)``: every statement
+writing a scope's postings, by any process, moves ``kw_version`` on in its own transaction
+(``version_triggers.m012_keyword_versions``; adding, deleting or changing a memory's text
+also moves ``mem_version``). A search reads the versions and the scopes' BM25 statistics
+(``n_docs``, ``total_len``, ``ctx_total``) in its first round trip (``search_sql.scope_sizes``);
+when its dense reads come from the process (``search_dense_reads``), the statement that would
+read the BM25 top-k reads, in round trip 1, only the postings of the terms the cache lacks with
+the scopes' versions (one statement, one snapshot; none when all are held), and every memory's
 score is one ``bincount`` over the scopes' rows (``keyword_postings.bm25_of_rows``): the top-k
 and the pool's scores are lookups, and the server computes none.
 
@@ -24,8 +24,10 @@ scopes' total length is 0 (the SQL's other branch), the search asks the store's 
 ``keyword_search`` instead (a round trip of its own, rarely). A metadata filter, a search
 inside a transaction and a scope over the vector cache's budget keep the server's BM25.
 
-A process's own writes are not appended here (unlike SQLite's ``extend``): they move the
-scope's versions, and the terms are read again when next searched.
+A process's own adds are appended (``memories.MemoryTables._follow_keywords``: an add moves
+``kw_version`` and ``mem_version`` by one each, whatever entities it links), as SQLite's
+are; any other write moves the versions past what is held, and the terms are read again when
+next searched.
 
 Locking: the cache's lock is a leaf (``scope_budget``): taken with no other lock held, never
 while reading the store.
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -47,8 +49,24 @@ from linkmem.store.vectors import ScopeMatrix
 from linkmem.types import Scope
 
 Ranked = list[tuple[str, float]]
-#: A scope's (ent_version, mem_version).
+#: A scope's (ent_version, mem_version), or its (kw_version, mem_version).
 Versions = tuple[int, int]
+
+
+class ScopeStats(NamedTuple):
+    """A searched scope as round trip 0 reads it (``search_sql.scope_sizes``)."""
+
+    id: int
+    versions: Versions  # (ent_version, mem_version): the entity and record caches'
+    n_docs: int
+    total: float  # BM25's total length (``scope_total``)
+    keyword_versions: Versions  # (kw_version, mem_version): the postings cache's
+
+    @classmethod
+    def of_row(cls, row: Sequence[Any]) -> ScopeStats:
+        """From a row of ``search_sql.scope_sizes``."""
+        total = scope_total(row[4], row[5])
+        return cls(row[0], (row[3], row[2]), row[1], total, (row[6], row[2]))
 
 
 def postings_of_terms(t: Tables) -> str:
@@ -57,7 +75,7 @@ def postings_of_terms(t: Tables) -> str:
     versions for a scope with none. One statement: the versions and the postings are of one
     snapshot."""
     return (
-        "SELECT s.id, s.ent_version, s.mem_version, p.term, p.memories, p.tf, p.doc_len, "
+        "SELECT s.id, s.kw_version, s.mem_version, p.term, p.memories, p.tf, p.doc_len, "
         f"p.ctx, p.ctx_len FROM {t.scopes} s LEFT JOIN LATERAL (SELECT x.term, "
         "array_agg(x.memory) AS memories, array_agg(x.tf) AS tf, array_agg(x.doc_len) AS "
         "doc_len, array_agg(x.ctx) AS ctx, array_agg(x.ctx_len) AS ctx_len "
@@ -75,8 +93,8 @@ class KeywordSearchReads:
     _t: Tables
     _terms: list[str]
     _scope_ids: list[int] | None
-    #: Per scope of ``_scope_ids`` (round trip 0): (id, versions, n_docs, total length).
-    _scope_stats: list[tuple[int, Versions, int, float]]
+    #: Per scope of ``_scope_ids`` (round trip 0).
+    _scope_stats: list[ScopeStats]
     _keyword_top: Ranked | None
     # The scores of every memory of the scopes (None: the server's BM25, or the store's).
     _keyword_table: KeywordScores | None = None
@@ -91,8 +109,7 @@ class KeywordSearchReads:
         cache = self._store.keyword_cache
         terms = self._terms
         self._held_postings = {
-            scope_id: cache.lookup(scope_id, versions, terms)
-            for scope_id, versions, _, _ in self._scope_stats
+            s.id: cache.lookup(s.id, s.keyword_versions, terms) for s in self._scope_stats
         }
         held = self._held_postings.values()
         missing = sorted(t for t in set(terms) if any(t not in h for h in held))
@@ -111,7 +128,8 @@ class KeywordSearchReads:
             if row[3] is not None:
                 terms[row[3]] = row[4:]
         postings: list[dict[str, TermPostings]] = []
-        for (scope_id, versions, _, _), matrix in zip(self._scope_stats, matrices, strict=True):
+        for stats, matrix in zip(self._scope_stats, matrices, strict=True):
+            scope_id, versions = stats.id, stats.keyword_versions
             held = dict(self._held_postings[scope_id])
             if matrix.version != versions[1]:
                 return self._to_store()
@@ -135,8 +153,8 @@ class KeywordSearchReads:
         self, postings: list[dict[str, TermPostings]], matrices: list[ScopeMatrix]
     ) -> KeywordScores | None:
         """``sql.bm25``'s scores of every memory of the scopes (None: a total length of 0)."""
-        n = float(sum(stats[2] for stats in self._scope_stats))
-        total = float(sum(stats[3] for stats in self._scope_stats))
+        n = float(sum(stats.n_docs for stats in self._scope_stats))
+        total = float(sum(stats.total for stats in self._scope_stats))
         if n <= 0 or total <= 0:
             return None
         df = {t: sum(len(p[t].rows) for p in postings if t in p) for t in self._terms}

@@ -6,7 +6,7 @@ to the query's entity vectors with their records and the specific entities' memo
 trip 1: the server's HNSW beyond ``EXACT_ENTITIES`` entities, an exact scan below). Here:
 
 - ``EntityVectors`` keeps each searched scope's entity vectors (seq, id, vector) in a
-  ``vectors.MatrixCache`` at the scope's ``ent_version`` (``schema.m011_search_versions``:
+  ``vectors.MatrixCache`` at the scope's ``ent_version`` (``version_triggers.m011_search_versions``:
   every write of the scope's entities, links or memories, by any process, moves it on in the
   write's transaction), read in one statement with the version (one snapshot), beside round
   trip 1 of a search whose searches before at the same versions did not have it;

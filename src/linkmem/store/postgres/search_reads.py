@@ -59,7 +59,7 @@ from linkmem.store.postgres.memories import (
 from linkmem.store.postgres.search_dense_reads import DenseSearchReads
 from linkmem.store.postgres.search_entity_cache import CachedEntityReads
 from linkmem.store.postgres.search_entity_reads import EntityReads
-from linkmem.store.postgres.search_keyword_reads import KeywordSearchReads, scope_total
+from linkmem.store.postgres.search_keyword_reads import KeywordSearchReads, ScopeStats
 from linkmem.store.postgres.search_near_cache import NearCacheReads
 from linkmem.store.postgres.search_queue import Queued
 from linkmem.store.postgres.search_record_reads import RecordSearchReads
@@ -134,7 +134,7 @@ class SearchReads(
         self._load_dense = False
         # BM25 from the process's postings cache (``search_keyword_reads``): the scopes'
         # versions and statistics (round trip 0), the postings held, every memory's score.
-        self._scope_stats: list[tuple[int, tuple[int, int], int, float]] = []
+        self._scope_stats: list[ScopeStats] = []
         self._held_postings: dict[int, dict[str, Any]] = {}
         self._keyword_table: Any | None = None
         self._keyword_to_store = False
@@ -257,7 +257,7 @@ class SearchReads(
             return None, KEYWORD_ALL + 1
         rows = sizes.fetchall()
         self._versions = [(r[0], r[2]) for r in rows]
-        self._scope_stats = [(r[0], (r[3], r[2]), r[1], scope_total(r[4], r[5])) for r in rows]
+        self._scope_stats = [ScopeStats.of_row(r) for r in rows]
         return [r[0] for r in rows], sum(r[1] for r in rows)
 
     def _fetch(self, ids: list[str], with_entities: bool = False) -> None:

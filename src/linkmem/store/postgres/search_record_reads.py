@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-#: A scope's (ent_version, mem_version).
-Versions = tuple[int, int]
+from linkmem.store.postgres.search_keyword_reads import ScopeStats
 
 
 class RecordSearchReads:
@@ -23,7 +22,7 @@ class RecordSearchReads:
 
     _store: Any
     _dense: Any
-    _scope_stats: list[tuple[int, Versions, int, float]]
+    _scope_stats: list[ScopeStats]
 
     def _held_rows(self, ids: Sequence[str]) -> list[tuple[Any, ...]]:
         """The rows of ``ids`` the row cache holds at the search's versions (none unless the
@@ -32,14 +31,14 @@ class RecordSearchReads:
             return []
         cache = self._store.row_cache
         held: list[tuple[Any, ...]] = []
-        for scope_id, versions, _, _ in self._scope_stats:
+        for scope_id, versions, *_ in self._scope_stats:
             held += cache.lookup(scope_id, versions, ids).values()
         return held
 
     def _kept_rows(self, rows: list[Sequence[Any]]) -> list[tuple[Any, ...]]:
         """Rows read with their scope's versions and id last (``memories_of_ids``,
         ``versions``): without those, and kept when read at the search's versions."""
-        at = {scope_id: versions for scope_id, versions, _, _ in self._scope_stats}
+        at = {stats.id: stats.versions for stats in self._scope_stats}
         out: list[tuple[Any, ...]] = []
         by_scope: dict[int, list[tuple[Any, ...]]] = {}
         for row in rows:

@@ -117,10 +117,10 @@ def lock_all_scopes(t: Tables) -> str:
 
 def add_scope_stats(t: Tables) -> str:
     """Adjust document count and total length of one scope (row-locks it until commit); the
-    scope's ``mem_version`` after it."""
+    scope's ``kw_version`` and ``mem_version`` after it."""
     return (
         f"UPDATE {t.scopes} SET n_docs = n_docs + %s, total_len = total_len + %s, "
-        "ctx_total = ctx_total + %s WHERE id = %s RETURNING mem_version"
+        "ctx_total = ctx_total + %s WHERE id = %s RETURNING kw_version, mem_version"
     )
 
 

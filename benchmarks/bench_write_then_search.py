@@ -1,0 +1,116 @@
+"""A search right after the same process's write, against a search alone, in one scope.
+
+    python benchmarks/bench_write_then_search.py [--size 10000] [--queries 120] \
+        [--dsn DSN] [--store DIR] [--out FILE]
+
+An agent's turn is often "remember this, then recall": a write to a scope, then a search of
+it, in one process. Every cache a search reads (the vector matrix, the keyword postings, the
+entity records and links, the records) is kept at the scope's versions, which the write moves
+on; what a write does not extend in place, the next search reads again. Here one scope of
+``--size`` memories (``bench_core.make_texts``, entities on, the default models loaded once)
+is searched ``--queries`` times, every second search right after one ``add`` of a new text,
+alternating, so both kinds of search see the same machine. SQLite always; PostgreSQL too with
+``--dsn`` (the scope is loaded on first use and kept: rerun on the same database for an A/B).
+``--store DIR`` keeps the SQLite store too. Prints and writes (``--out``, default
+``benchmarks/results/write_then_search.json``) the p50 / p90 of each kind, the add's p50,
+and the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_core import Models, make_queries, make_texts
+
+from linkmem import Memory
+
+SCOPE = "write-then-search"
+LOAD_BATCH = 1000
+
+
+def open_memory(models: Models, backend: str, where: str) -> Memory:
+    settings: dict[str, Any] = (
+        {"store": "postgres", "postgres.dsn": where, "collection": "write_then_search"}
+        if backend == "postgres"
+        else {"sqlite.path": where}
+    )
+    return Memory(embedder=models.embedder, extractor=models.extractor, **settings)
+
+
+def loaded(memory: Memory, size: int) -> None:
+    """The scope at ``size`` memories (kept across runs: a rerun compares on the same data)."""
+    have = memory.store.count_memories()
+    texts = make_texts(size, seed=2)
+    for start in range(have, size, LOAD_BATCH):
+        memory.add_batch(texts[start : min(size, start + LOAD_BATCH)], user_id=SCOPE)
+
+
+def p(values: list[float], q: float) -> float:
+    return round(sorted(values)[min(len(values) - 1, int(q * len(values)))], 2)
+
+
+def measure(memory: Memory, n_queries: int, seed: int) -> dict[str, Any]:
+    queries = make_queries(n_queries, seed=seed)
+    writes = make_texts(n_queries, seed=seed + 1)
+    memory.search("warm up", user_id=SCOPE)
+    alone: list[float] = []
+    after: list[float] = []
+    adds: list[float] = []
+    for index, query in enumerate(queries):
+        if index % 2:
+            start = time.perf_counter()
+            memory.add(writes[index], user_id=SCOPE)
+            adds.append((time.perf_counter() - start) * 1e3)
+        start = time.perf_counter()
+        memory.search(query, user_id=SCOPE)
+        (after if index % 2 else alone).append((time.perf_counter() - start) * 1e3)
+    return {
+        "search_alone_p50_ms": round(statistics.median(alone), 2),
+        "search_alone_p90_ms": p(alone, 0.9),
+        "search_after_add_p50_ms": round(statistics.median(after), 2),
+        "search_after_add_p90_ms": p(after, 0.9),
+        "after_over_alone_p50": round(statistics.median(after) / statistics.median(alone), 3),
+        "add_p50_ms": round(statistics.median(adds), 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=10000)
+    parser.add_argument("--queries", type=int, default=120)
+    parser.add_argument("--dsn", default=None, help="also PostgreSQL, on this database")
+    parser.add_argument("--store", type=Path, default=None, help="keep the SQLite store here")
+    default_out = Path(__file__).parent / "results" / "write_then_search.json"
+    parser.add_argument("--out", type=Path, default=default_out)
+    args = parser.parse_args()
+    out: dict[str, Any] = {"size": args.size, "load_before": os.getloadavg()[0]}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.store or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        models = Models(Path(tmp))
+        backends = [("sqlite", str(folder / f"write-then-search-{args.size}.db"))]
+        if args.dsn:
+            backends.append(("postgres", args.dsn))
+        for backend, where in backends:
+            memory = open_memory(models, backend, where)
+            try:
+                loaded(memory, args.size)
+                # New texts on every run: a rerun on kept stores adds different memories.
+                out[backend] = measure(memory, args.queries, seed=int(time.time()) % 100_000)
+            finally:
+                memory.close()
+            print(backend, json.dumps(out[backend]))
+    out["load_after"] = os.getloadavg()[0]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
