@@ -1,9 +1,10 @@
 """Searches on PostgreSQL take the nearest entities from the process's entity vectors
 (``linkmem.store.postgres.search_near_cache``) only while they are current: a write of the
 scope's entities, links or memories, by another ``Memory``, another process or SQL alone,
-moves the scope's ``ent_version`` and the next search reads them again. Answers are the
-plain path's (exact below ``EXACT_ENTITIES``); a warm search sends no near read and, when
-every other read is held too, no round trip after the scopes' versions."""
+moves the scope's ``ent_version`` (its entity vectors: ``ev_version``, which links leave)
+and the next search reads them again; a process's own inserted entities are appended to its
+cache. Answers are the plain path's (exact below ``EXACT_ENTITIES``); a warm search sends no
+near read and, when every other read is held too, no round trip after the scopes' versions."""
 
 from __future__ import annotations
 
@@ -170,3 +171,48 @@ def test_near_rows_are_kept_at_their_versions_only() -> None:
     details.remember(1, (4, 4), {"e2": row}, (6, False))  # newer: replaces
     assert details.lookup(1, (4, 4), ["e1", "e2"], (6, False)) == {"e2": row}
     assert details.nbytes > 0
+
+
+def scope_versions(memory: Memory) -> tuple[int, int]:
+    """alice's scope's (id, ev_version)."""
+    store: Any = memory.store
+    rows = store.db.rows(f"SELECT id, ev_version FROM {store.t.scopes} WHERE user_id = 'alice'")
+    return int(rows[0][0]), int(rows[0][1])
+
+
+def test_own_adds_append_their_entities_and_no_search_reloads_them(
+    two: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reader, writer = two
+    warmed(writer)
+    scope_id, before = scope_versions(writer)
+    vectors: Any = writer.store.entity_vectors
+    assert vectors.held(scope_id, before) is not None
+    added = writer.add("Zelda Quill met Ana in Porto", user_id="alice")
+    assert scope_versions(writer)[1] == before + 1  # one insert of entities, links besides
+    loads: list[Any] = []
+    monkeypatch.setattr(vectors, "queue_load", lambda *a: loads.append(a))
+    grown = vectors.held(scope_id, before + 1)
+    assert grown is not None  # appended, not dropped
+    seen = recorded(monkeypatch)
+    scores_as_servers(writer)
+    found = writer.search("Zelda Quill", user_id="alice", top_k=8)["results"]
+    assert added["results"][0]["id"] in [h["id"] for h in found]
+    assert not loads and seen["reads"][0]._near_hits is not None
+    warmed(reader)  # the other Memory loads the scope's entity vectors from the server
+    loaded = reader.store.entity_vectors.held(scope_id, before + 1)  # type: ignore[attr-defined]
+    assert loaded is not None and loaded.ids == grown.ids
+    assert loaded.rowids.tolist() == grown.rowids.tolist()
+    assert loaded.matrix.tobytes() == grown.matrix.tobytes()  # bit for bit
+
+
+def test_links_alone_leave_the_entity_vectors_version(two: Any) -> None:
+    reader, _ = two
+    store: Any = reader.store
+    t = store.t
+    _, before = scope_versions(reader)
+    entity = store.db.rows(f"SELECT id FROM {t.entities} LIMIT 1")[0][0]
+    store.db.run(f"DELETE FROM {t.links} WHERE entity = %s", [entity])
+    assert scope_versions(reader)[1] == before
+    store.db.run(f"UPDATE {t.entities} SET text = text || ' x' WHERE id = %s", [entity])
+    assert scope_versions(reader)[1] == before + 1

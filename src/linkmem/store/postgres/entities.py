@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.memories import ef_search, exact_scope_params
 from linkmem.store.postgres.sql import Tables, ann_settings, existing_ids, vector_literal
 from linkmem.types import EntityRecord, Scope
+
+if TYPE_CHECKING:  # search_near_cache reads this module
+    from linkmem.store.postgres.search_near_cache import EntityVectors
 
 
 def stored_by_key(rows: Sequence[Sequence[Any]]) -> dict[str, tuple[str, np.ndarray]]:
@@ -44,6 +47,7 @@ class EntityTables:
 
     db: Database
     t: Tables
+    entity_vectors: EntityVectors
 
     @one_connection
     def find_entities(self, scope: Scope, keys: Sequence[str]) -> dict[str, str]:
@@ -128,7 +132,7 @@ class EntityTables:
             for scope in sorted(by_scope, key=scope_ids.__getitem__):
                 group = by_scope[scope]
                 scope_id = scope_ids[scope]
-                self.db.execute(
+                seqs = self.db.execute(
                     conn,
                     q.insert_entities(self.t),
                     (
@@ -140,9 +144,22 @@ class EntityTables:
                         [e.kind for e in group],
                         [vector_literal(e.vector) for e in group],
                     ),
-                )
+                ).fetchall()
+                self._follow_entity_vectors(conn, scope_id, group, dict(seqs))
                 out.update(self.find_entities(scope, [e.key for e in group]))
         return out
+
+    def _follow_entity_vectors(
+        self, conn: Any, scope_id: int, group: list[NewEntity], seqs: dict[str, int]
+    ) -> None:
+        """The inserted entities (``seqs``: id -> seq, from the insert) appended to the
+        process's entity vectors once the write commits (``EntityVectors.follow``); an
+        insert that inserted none moved no version."""
+        if not seqs:
+            return
+        version = self.db.execute(conn, q.entity_vectors_version(self.t), (scope_id,)).fetchone()
+        inserted = [e for e in group if e.id in seqs]
+        self.entity_vectors.follow(scope_id, version[0], inserted, seqs)
 
     @retried
     def link(self, pairs: Sequence[tuple[str, str]], own: bool = True) -> None:

@@ -61,13 +61,19 @@ def nearest_entities_ann(t: Tables, scope_sql: str) -> str:
 
 
 def insert_entities(t: Tables) -> str:
-    """Insert one scope's entities; a key (or id) that exists keeps its row."""
+    """Insert one scope's entities; a key (or id) that exists keeps its row. The ids and
+    seqs of those inserted."""
     return (
         f"INSERT INTO {t.entities} (id, scope_id, key, text, kind, created_at, embedding) "
         "SELECT i, %s::bigint, k, x, kd, %s::text, e::vector FROM unnest(%s::text[], "
         "%s::text[], %s::text[], %s::text[], %s::text[]) AS u(i, k, x, kd, e) "
-        "ON CONFLICT DO NOTHING"
+        "ON CONFLICT DO NOTHING RETURNING id, seq"
     )
+
+
+def entity_vectors_version(t: Tables) -> str:
+    """The scope ``%s``'s ``ev_version`` (as the writing transaction sees it)."""
+    return f"SELECT ev_version FROM {t.scopes} WHERE id = %s"
 
 
 #: An own link written over an inherited one turns it own; an inherited one never

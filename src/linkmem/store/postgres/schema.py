@@ -17,6 +17,7 @@ from linkmem.store.postgres.version_triggers import (
     m010_memory_versions,
     m011_search_versions,
     m012_keyword_versions,
+    m013_entity_vector_versions,
 )
 
 #: pgvector's HNSW index takes vectors of at most this many dimensions.
@@ -260,6 +261,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m010_memory_versions", m010_memory_versions),
     ("m011_search_versions", m011_search_versions),
     ("m012_keyword_versions", m012_keyword_versions),
+    ("m013_entity_vector_versions", m013_entity_vector_versions),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -61,12 +61,13 @@ class ScopeStats(NamedTuple):
     n_docs: int
     total: float  # BM25's total length (``scope_total``)
     keyword_versions: Versions  # (kw_version, mem_version): the postings cache's
+    entity_vectors_version: int  # ev_version: the entity vectors cache's
 
     @classmethod
     def of_row(cls, row: Sequence[Any]) -> ScopeStats:
         """From a row of ``search_sql.scope_sizes``."""
         total = scope_total(row[4], row[5])
-        return cls(row[0], (row[3], row[2]), row[1], total, (row[6], row[2]))
+        return cls(row[0], (row[3], row[2]), row[1], total, (row[6], row[2]), row[7])
 
 
 def postings_of_terms(t: Tables) -> str:

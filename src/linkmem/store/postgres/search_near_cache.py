@@ -6,17 +6,19 @@ to the query's entity vectors with their records and the specific entities' memo
 trip 1: the server's HNSW beyond ``EXACT_ENTITIES`` entities, an exact scan below). Here:
 
 - ``EntityVectors`` keeps each searched scope's entity vectors (seq, id, vector) in a
-  ``vectors.MatrixCache`` at the scope's ``ent_version`` (``version_triggers.m011_search_versions``:
-  every write of the scope's entities, links or memories, by any process, moves it on in the
-  write's transaction), read in one statement with the version (one snapshot), beside round
-  trip 1 of a search whose searches before at the same versions did not have it;
+  ``vectors.MatrixCache`` at the scope's ``ev_version`` (``version_triggers.
+  m013_entity_vector_versions``: every statement writing the scope's entities, by any
+  process, moves it on in the write's transaction; links do not), read in one statement with
+  the version (one snapshot), beside round trip 1 of a search whose searches before at the
+  same versions did not have it; the entities a process inserts are appended to its cache
+  (``EntityVectors.follow``);
 - ``NearDetails`` keeps the rows the server's near read gives per entity (its record and,
   up to the search's link bound, its memories: ``search_sql._detailed``) per scope at its
   ``(ent_version, mem_version)``.
 
 When a search's other reads come from the process (one scope, its dense reads from cached
 matrices: ``caches.entity_records.ScopeView``) and the scope's entity vectors are held at
-the search's ``ent_version``, the nearest entities are one matrix product here, exact
+the search's ``ev_version``, the nearest entities are one matrix product here, exact
 (cosine descending, then entity seq, those under the minimum similarity left out: the
 server's exact statement; where the server would take its HNSW index the exact answer may
 hold entities the index missed). Their rows come from ``NearDetails``; those it lacks are
@@ -37,12 +39,14 @@ from typing import Any
 
 import numpy as np
 
+from linkmem.store.base import NewEntity
 from linkmem.store.caches.memory_rows import VersionedRows
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres.connection import Database
 from linkmem.store.postgres.dense_cache import DenseCache, DenseReads
 from linkmem.store.postgres.entities import EXACT_ENTITIES
 from linkmem.store.postgres.memories import ef_search
+from linkmem.store.postgres.search_keyword_reads import ScopeStats
 from linkmem.store.postgres.search_sql import DETAILED, _detailed
 from linkmem.store.postgres.sql import Tables, ann_settings, in_scopes, vector_literal
 from linkmem.store.vectors import LoadedScope, ScopeMatrix
@@ -60,9 +64,9 @@ Shape = tuple[int, bool]
 
 def load_entity_scopes(t: Tables) -> str:
     """``dense_cache.load_scopes`` of the scopes' entities: each scope ``= ANY(%s)`` with its
-    ``ent_version`` and its entities' seqs, ids and vectors in seq order."""
+    ``ev_version`` and its entities' seqs, ids and vectors in seq order."""
     return (
-        f"SELECT s.id, s.ent_version, e.seq, e.id, vector_send(e.embedding) FROM {t.scopes} s "
+        f"SELECT s.id, s.ev_version, e.seq, e.id, vector_send(e.embedding) FROM {t.scopes} s "
         f"LEFT JOIN {t.entities} e ON e.scope_id = s.id WHERE s.id = ANY(%s::bigint[]) "
         "ORDER BY s.id, e.seq"
     )
@@ -93,17 +97,38 @@ class EntityVectors(DenseCache):
 
     def _loaded(self, rows: Sequence[Sequence[Any]], committed: bool) -> LoadedScope:
         loaded = super()._loaded(rows, committed)
-        vectors = loaded.vectors
-        if vectors is not None and len(vectors):
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            np.divide(vectors, norms, out=vectors, where=norms > 0)
+        if loaded.vectors is not None and len(loaded.vectors):
+            _normalise(loaded.vectors)
         return loaded
+
+    def follow(
+        self, scope_id: int, version: int, inserted: Sequence[NewEntity], seqs: dict[str, int]
+    ) -> None:
+        """After this process's write inserts ``inserted`` (entity id -> seq: ``seqs``) into
+        the scope in one statement, moving it to ``version``, and once the write commits:
+        the new rows appended when the cache holds the scope at the version before
+        (normalised, as a load normalises them); else the scope is dropped (it reloads when
+        next searched)."""
+        if not self.matrices.holds(scope_id, version - 1):
+            self.matrices.drop(scope_id)
+            return
+        ids = [e.id for e in inserted]
+        vectors = np.stack([np.asarray(e.vector, dtype=np.float32) for e in inserted])
+        _normalise(vectors)
+        keys, versions = [seqs[i] for i in ids], (version - 1, version)
+        self._db.after_commit(lambda: self.matrices.extend(scope_id, versions, keys, ids, vectors))
 
     def held(self, scope_id: int, version: int) -> ScopeMatrix | None:
         """The scope's entity vectors when held at exactly ``version``."""
         return (
             self.matrices.get(scope_id, version) if self.matrices.holds(scope_id, version) else None
         )
+
+
+def _normalise(vectors: np.ndarray) -> None:
+    """Scale each row of ``vectors`` (float32) to unit length, in place (zero rows kept)."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    np.divide(vectors, norms, out=vectors, where=norms > 0)
 
 
 class NearDetails(VersionedRows):
@@ -134,6 +159,7 @@ class NearCacheReads:
     _near_missing: list[str]
 
     _scope_ids: list[int] | None
+    _scope_stats: list[ScopeStats]
 
     def _queue_near(self, conn: Any) -> Any:
         """The server's near read (``search_sql.nearest_entities_detailed``) on ``conn``."""
@@ -164,7 +190,7 @@ class NearCacheReads:
         if view is None or not len(self._entity_vectors):
             return False, None, None
         vectors = self._store.entity_vectors
-        matrix = vectors.held(view.scope_id, view.versions[0])
+        matrix = vectors.held(view.scope_id, self._scope_stats[0].entity_vectors_version)
         if matrix is None:
             if view.searches < 1:
                 return False, None, None
@@ -194,7 +220,8 @@ class NearCacheReads:
         view = self._view
         if cursor is None or view is None:
             return
-        self._store.entity_vectors.take(cursor.fetchall(), [(view.scope_id, view.versions[0])])
+        version = self._scope_stats[0].entity_vectors_version
+        self._store.entity_vectors.take(cursor.fetchall(), [(view.scope_id, version)])
 
     def _cached_near_rows(self, cursor: Any | None) -> list[tuple[Any, ...]] | None:
         """The near read's rows (ord, id, sim, ``DETAILED``) from the hits and the rows held

@@ -35,11 +35,12 @@ EXACT_SCAN_RATIO = 16.0
 def scope_sizes(t: Tables, keys: list[str]) -> str:
     """``sql.select_scopes`` with each scope's number of memories (``n_docs``), versions
     (``mem_version``, ``dense_cache``; ``ent_version``, the entity and record caches;
-    ``kw_version``, ``search_keyword_reads``) and total lengths (``total_len``,
-    ``ctx_total``: BM25's statistics)."""
+    ``kw_version``, ``search_keyword_reads``; ``ev_version``, ``search_near_cache``) and
+    total lengths (``total_len``, ``ctx_total``: BM25's statistics)."""
     where = " AND ".join(f"{k} = %s" for k in keys) or "TRUE"
     return (
-        "SELECT id, n_docs, mem_version, ent_version, total_len, ctx_total, kw_version "
+        "SELECT id, n_docs, mem_version, ent_version, total_len, ctx_total, kw_version, "
+        "ev_version "
         f"FROM {t.scopes} WHERE {where} ORDER BY id"
     )
 
