@@ -1,19 +1,22 @@
-"""A search right after the same process's write, against a search alone, in one scope.
+"""A search right after a write to its scope, by the same process or another, against a
+search alone.
 
     python benchmarks/bench_write_then_search.py [--size 10000] [--queries 120] \
         [--dsn DSN] [--store DIR] [--out FILE]
 
 An agent's turn is often "remember this, then recall": a write to a scope, then a search of
-it, in one process. Every cache a search reads (the vector matrix, the keyword postings, the
-entity records and links, the records) is kept at the scope's versions, which the write moves
-on; what a write does not extend in place, the next search reads again. Here one scope of
-``--size`` memories (``bench_core.make_texts``, entities on, the default models loaded once)
-is searched ``--queries`` times, every second search right after one ``add`` of a new text,
-alternating, so both kinds of search see the same machine. SQLite always; PostgreSQL too with
-``--dsn`` (the scope is loaded on first use and kept: rerun on the same database for an A/B).
-``--store DIR`` keeps the SQLite store too. Prints and writes (``--out``, default
-``benchmarks/results/write_then_search.json``) the p50 / p90 of each kind, the add's p50,
-and the machine's load.
+it, in one process; a server with several worker processes (``linkmem serve --workers N``)
+searches in one process what another just wrote. Every cache a search reads (the vector
+matrix, the keyword postings, the entity records and links, the records) is kept at the
+scope's versions, which a write moves on; what is not brought up to date in place, the next
+search reads again. Here one scope of ``--size`` memories (``bench_core.make_texts``,
+entities on, the default models loaded once) is searched ``--queries`` times, every second
+search right after one ``add`` of a new text (``own``: by this process; ``other``: by a
+second process with its own ``Memory``), alternating, so both kinds of search see the same
+machine. SQLite always; PostgreSQL too with ``--dsn`` (the scope is loaded on first use and
+kept: rerun on the same database for an A/B). ``--store DIR`` keeps the SQLite store too.
+Prints and writes (``--out``, default ``benchmarks/results/write_then_search.json``) the
+p50 / p90 of each kind, the add's p50, and the machine's load.
 """
 
 from __future__ import annotations
@@ -22,8 +25,11 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +62,9 @@ def p(values: list[float], q: float) -> float:
     return round(sorted(values)[min(len(values) - 1, int(q * len(values)))], 2)
 
 
-def measure(memory: Memory, n_queries: int, seed: int) -> dict[str, Any]:
+def measure(
+    memory: Memory, n_queries: int, seed: int, add: Callable[[str], None]
+) -> dict[str, Any]:
     queries = make_queries(n_queries, seed=seed)
     writes = make_texts(n_queries, seed=seed + 1)
     memory.search("warm up", user_id=SCOPE)
@@ -66,7 +74,7 @@ def measure(memory: Memory, n_queries: int, seed: int) -> dict[str, Any]:
     for index, query in enumerate(queries):
         if index % 2:
             start = time.perf_counter()
-            memory.add(writes[index], user_id=SCOPE)
+            add(writes[index])
             adds.append((time.perf_counter() - start) * 1e3)
         start = time.perf_counter()
         memory.search(query, user_id=SCOPE)
@@ -81,7 +89,60 @@ def measure(memory: Memory, n_queries: int, seed: int) -> dict[str, Any]:
     }
 
 
+class OtherProcess:
+    """A second process with its own ``Memory`` on the store, adding each text it is sent."""
+
+    def __init__(self, backend: str, where: str) -> None:
+        self._child = subprocess.Popen(
+            [sys.executable, __file__, "--child", backend, where],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self._readline() == "ready"
+
+    def _readline(self) -> str:
+        assert self._child.stdout is not None
+        return self._child.stdout.readline().strip()
+
+    def add(self, text: str) -> None:
+        assert self._child.stdin is not None
+        self._child.stdin.write(json.dumps(text) + "\n")
+        self._child.stdin.flush()
+        assert self._readline() == "added"
+
+    def close(self) -> None:
+        assert self._child.stdin is not None
+        self._child.stdin.close()
+        self._child.wait(timeout=60)
+
+
+def child(backend: str, where: str) -> None:
+    """``OtherProcess``' side: add each JSON text read from stdin, answer ``added``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = open_memory(Models(Path(tmp)), backend, where)
+        print("ready", flush=True)
+        for line in sys.stdin:
+            memory.add(json.loads(line), user_id=SCOPE)
+            print("added", flush=True)
+        memory.close()
+
+
+def measure_both(memory: Memory, backend: str, where: str, n_queries: int) -> dict[str, Any]:
+    """``measure`` with this process's adds, then with another process's (new texts each)."""
+    seed = int(time.time()) % 100_000  # a rerun on kept stores adds different memories
+    out = {"own": measure(memory, n_queries, seed, lambda t: memory.add(t, user_id=SCOPE))}
+    other = OtherProcess(backend, where)
+    try:
+        out["other"] = measure(memory, n_queries, seed + 7, other.add)
+    finally:
+        other.close()
+    return out
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        return child(sys.argv[2], sys.argv[3])
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=10000)
     parser.add_argument("--queries", type=int, default=120)
@@ -102,8 +163,7 @@ def main() -> None:
             memory = open_memory(models, backend, where)
             try:
                 loaded(memory, args.size)
-                # New texts on every run: a rerun on kept stores adds different memories.
-                out[backend] = measure(memory, args.queries, seed=int(time.time()) % 100_000)
+                out[backend] = measure_both(memory, backend, where, args.queries)
             finally:
                 memory.close()
             print(backend, json.dumps(out[backend]))

@@ -107,7 +107,7 @@ def test_own_adds_extend_the_cached_matrix(two: Any) -> None:
     store: Any = reader.store
     loads: list[int] = []
     load = store.dense_cache._load
-    store.dense_cache.matrices._loader = lambda scope_id: loads.append(scope_id) or load(scope_id)
+    store.dense_cache.matrices._loader = lambda s, since: loads.append(s) or load(s, since)
     store.dense_cache.queue_load = lambda *a: pytest.fail("loaded again")  # type: ignore[misc]
     added = reader.add_batch([QUERY, "Rome deploy"], user_id="alice")["results"]
     assert cached_rows(reader) == 102

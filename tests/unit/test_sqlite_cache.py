@@ -28,9 +28,9 @@ def count_loads(memory: Memory) -> list[int]:
     calls = []
     original = memory.store.memory_vectors._loader
 
-    def loader(scope_id):
+    def loader(scope_id, since):
         calls.append(scope_id)
-        return original(scope_id)
+        return original(scope_id, since)
 
     memory.store.memory_vectors._loader = loader
     return calls
@@ -81,7 +81,7 @@ def test_matrix_cache_is_bounded_and_evicts_the_least_recently_used():
 
     loads = []
 
-    def loader(scope_id):
+    def loader(scope_id, since):
         loads.append(scope_id)
         return LoadedScope(0, [1, 2], [f"{scope_id}a", f"{scope_id}b"], [encode(np.ones(4))] * 2)
 

@@ -63,7 +63,7 @@ def test_one_chunk_still_extends_the_caches_in_place(open_memory):
     ranked(memory, "Max tomatoes")
     loads: list[int] = []
     original = memory.store.memory_vectors._loader
-    memory.store.memory_vectors._loader = lambda s: loads.append(s) or original(s)
+    memory.store.memory_vectors._loader = lambda s, since: loads.append(s) or original(s, since)
     memory.add_batch(texts(5), user_id="u")
     assert ranked(memory, "Max tomatoes") == ranked(open_memory(), "Max tomatoes")
     assert loads == []

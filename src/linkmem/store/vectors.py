@@ -30,6 +30,9 @@ class ScopeMatrix:
     _rows: dict[str, int] | None = None
     #: The buffers ``matrix`` and ``rowids`` are the first rows of (spare rows after them).
     _spare: tuple[np.ndarray, np.ndarray] | None = None
+    #: The scope's count of rewrites (deleted or changed rows) these rows were read at: while
+    #: it stays, the scope's later rows are appended ones (``MatrixCache.get``).
+    rewrites: int = 0
 
     def appended(
         self, version: int, rowids: Sequence[int], ids: Sequence[str], vectors: np.ndarray
@@ -53,6 +56,7 @@ class ScopeMatrix:
             matrix[: n + k],
             self._rows_appended(ids),
             (matrix, keys),
+            self.rewrites,
         )
 
     def _rows_appended(self, ids: Sequence[str]) -> dict[str, int] | None:
@@ -76,7 +80,9 @@ class ScopeMatrix:
 @dataclass(frozen=True)
 class LoadedScope:
     """One scope's rows as a loader read them, with the version they are at. ``committed`` is
-    False when they were read inside an open write transaction (they may still roll back)."""
+    False when they were read inside an open write transaction (they may still roll back).
+    ``after``: None when these are all the scope's rows; else they are the rows appended
+    after the row key ``after`` (the last of the matrix the loader was given)."""
 
     version: int
     rowids: Sequence[int]
@@ -84,10 +90,13 @@ class LoadedScope:
     blobs: list[bytes]  # encoded vectors, unless ``vectors`` holds them decoded
     committed: bool = True
     vectors: np.ndarray | None = None
+    rewrites: int = 0
+    after: int | None = None
 
 
-#: Loads one scope's version and rows from one consistent snapshot.
-Loader = Callable[[int], LoadedScope]
+#: Loads one scope's version and rows from one consistent snapshot: every row, or, given the
+#: matrix cached before (None: none), only the rows appended since when nothing else changed.
+Loader = Callable[[int, "ScopeMatrix | None"], LoadedScope]
 
 #: Matrix bytes kept per cache by default: 256 MiB (about 170k vectors of 384 dims).
 DEFAULT_CACHE_BYTES = 256 * 2**20
@@ -127,18 +136,28 @@ class MatrixCache:
             self._bytes -= _entry_bytes(dropped)
 
     def get(self, scope_id: int, version: int) -> ScopeMatrix:
-        """The scope's matrix at ``version`` or newer."""
+        """The scope's matrix at ``version`` or newer. An older one cached is brought up to
+        date by the rows appended since, when nothing else changed (another process's adds
+        read as a few rows, not the whole scope again)."""
         with self._lock:
-            entry = self._entries.get(scope_id)
-            if entry is not None and entry.version >= version:
+            cached = self._entries.get(scope_id)
+            if cached is not None and cached.version >= version:
                 self._entries.move_to_end(scope_id)
-                return entry
-        loaded = self._loader(scope_id)  # outside the lock: the loader takes the store's lock
+                return cached
+        # Outside the lock: the loader takes the store's lock.
+        loaded = self._loader(scope_id, cached if cached is not None and len(cached.ids) else None)
+        vectors = loaded.vectors if loaded.vectors is not None else self._decoded(loaded.blobs)
+        if loaded.after is not None:
+            grown = self._append_loaded(scope_id, cached, loaded, vectors)
+            if grown is not None:
+                return grown
+            return self.get(scope_id, version)  # another thread moved it on: read again
         entry = ScopeMatrix(
             loaded.version,
             np.asarray(loaded.rowids, dtype=np.int64),
             loaded.ids,
-            loaded.vectors if loaded.vectors is not None else decode_many(loaded.blobs, self._dim),
+            vectors,
+            rewrites=loaded.rewrites,
         )
         if loaded.committed:
             with self._lock:
@@ -146,6 +165,34 @@ class MatrixCache:
                 if current is None or current.version < entry.version:
                     self._store(scope_id, entry)
         return entry
+
+    def _append_loaded(
+        self,
+        scope_id: int,
+        cached: ScopeMatrix | None,
+        loaded: LoadedScope,
+        vectors: np.ndarray,
+    ) -> ScopeMatrix | None:
+        """``cached`` with the rows a loader read after its last one, stored; None (and the
+        scope dropped) when the cache no longer holds ``cached`` (the rows go into its spare
+        capacity, which only the entry that replaces it may fill)."""
+        with self._lock:
+            current = self._entries.get(scope_id)
+            usable = (
+                cached is not None
+                and current is cached
+                and loaded.committed
+                and loaded.after == int(cached.rowids[-1])
+            )
+            if not usable or cached is None:
+                self._drop(scope_id)
+                return None
+            entry = cached.appended(loaded.version, loaded.rowids, loaded.ids, vectors)
+            self._store(scope_id, entry)
+            return entry
+
+    def _decoded(self, blobs: list[bytes]) -> np.ndarray:
+        return decode_many(blobs, self._dim)
 
     def extend(
         self,
@@ -172,9 +219,12 @@ class MatrixCache:
     def drop(self, scope_id: int) -> None:
         """Forget the scope's matrix (it reloads on its next use)."""
         with self._lock:
-            entry = self._entries.pop(scope_id, None)
-            if entry is not None:
-                self._bytes -= _entry_bytes(entry)
+            self._drop(scope_id)
+
+    def _drop(self, scope_id: int) -> None:
+        entry = self._entries.pop(scope_id, None)
+        if entry is not None:
+            self._bytes -= _entry_bytes(entry)
 
     def clear(self) -> None:
         with self._lock:

@@ -73,12 +73,15 @@ class TermPostings:
 
 @dataclass
 class ScopeTerms:
-    """The cached terms of one scope at one version, whose matrix has ``n_rows`` rows."""
+    """The cached terms of one scope at one version, whose matrix has ``n_rows`` rows;
+    ``rewrites``: the scope's counts of rewritten memories and postings they were read at
+    (SQLite's ``mem_rewrites``, ``kw_rewrites``; None: not known, never caught up)."""
 
     version: Version
     n_rows: int
     terms: dict[str, TermPostings] = field(default_factory=dict)
     nbytes: int = 0
+    rewrites: tuple[int, int] | None = None
 
     def add(self, terms: dict[str, TermPostings]) -> None:
         for term, postings in terms.items():
@@ -109,7 +112,12 @@ class KeywordCache(ScopeBudget[ScopeTerms]):
             return {t: entry.terms[t] for t in terms if t in entry.terms}
 
     def remember(
-        self, scope_id: int, version: Version, n_rows: int, found: dict[str, TermPostings]
+        self,
+        scope_id: int,
+        version: Version,
+        n_rows: int,
+        found: dict[str, TermPostings],
+        rewrites: tuple[int, int] | None = None,
     ) -> None:
         """Keep terms read at ``version`` (an entry at an older version is replaced)."""
         with self._lock:
@@ -117,8 +125,35 @@ class KeywordCache(ScopeBudget[ScopeTerms]):
             if entry is not None and entry.version > version:
                 return
             if entry is None or entry.version < version:
-                entry = ScopeTerms(version, n_rows)
+                entry = ScopeTerms(version, n_rows, rewrites=rewrites)
             self._put(scope_id, entry, found)
+
+    def older(self, scope_id: int, version: Version) -> ScopeTerms | None:
+        """The scope's entry when it is older than ``version`` and knows its rewrites (what
+        ``catch_up`` from it needs)."""
+        with self._lock:
+            entry = self._entries.get(scope_id)
+            if entry is None or entry.rewrites is None or not entry.version < version:
+                return None
+            return entry
+
+    def catch_up(
+        self,
+        scope_id: int,
+        base: ScopeTerms,
+        version: Version,
+        n_rows: int,
+        added: dict[str, TermPostings],
+    ) -> dict[str, TermPostings] | None:
+        """``base`` moved to ``version`` by memories added after its rows (``n_rows`` in
+        all), ``added`` their postings of the terms ``base`` holds; the entry's terms, or
+        None when the cache no longer holds ``base``."""
+        with self._lock:
+            if self._entries.get(scope_id) is not base:
+                return None
+            grown = ScopeTerms(version, n_rows, dict(base.terms), base.nbytes, base.rewrites)
+            self._put(scope_id, grown, {t: grown.terms[t].appended(p) for t, p in added.items()})
+            return grown.terms
 
     def extend(
         self, scope_id: int, versions: tuple[Version, Version], postings: Sequence[NewPostings]
@@ -132,7 +167,11 @@ class KeywordCache(ScopeBudget[ScopeTerms]):
                 return
             added = _new_postings(entry, postings)
             grown = ScopeTerms(
-                versions[1], entry.n_rows + len(postings), dict(entry.terms), entry.nbytes
+                versions[1],
+                entry.n_rows + len(postings),
+                dict(entry.terms),
+                entry.nbytes,
+                entry.rewrites,
             )
             self._put(scope_id, grown, {t: grown.terms[t].appended(p) for t, p in added.items()})
 

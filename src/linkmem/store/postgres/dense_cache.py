@@ -116,8 +116,9 @@ class DenseCache:
         """The read of scopes' versions and vectors (``load_scopes``' columns)."""
         return load_scopes(self._t)
 
-    def _load(self, scope_id: int) -> LoadedScope:
-        """``MatrixCache``'s loader: the rows a search's batch read, else one statement."""
+    def _load(self, scope_id: int, since: ScopeMatrix | None = None) -> LoadedScope:
+        """``MatrixCache``'s loader: the rows a search's batch read, else one statement (every
+        row: ``since`` is not read here)."""
         staged = getattr(self._staged, "scopes", {}).pop(scope_id, None)
         if staged is not None:
             return staged

@@ -39,7 +39,9 @@ class EntityTables:
     c: str
 
     def _init_entities(self, dim: int, cache_bytes: int) -> None:
-        loader = scope_loader(self.db, f"{self.c}_entities", f"{self.c}_scopes", "ent_version")
+        loader = scope_loader(
+            self.db, f"{self.c}_entities", f"{self.c}_scopes", "ent_version", "ent_rewrites"
+        )
         self.entity_vectors = MatrixCache(dim, loader, cache_bytes)
         self.entity_cache = EntityCache()
 

@@ -126,40 +126,72 @@ class KeywordTables:
         else read (and kept when read at the matrix's version); None when a posting's memory
         is not in ``matrix``."""
         cached = self.keyword_cache.lookup(scope_id, matrix.version, terms)
+        if not cached:
+            cached = self._caught_up(scope_id, matrix, terms)
         missing = [t for t in terms if t not in cached]
         if not missing:
             return cached
-        version, columns, committed = self._read_postings(scope_id, missing)
-        found = {}
-        for term in missing:
-            rowids, *rest = columns.get(term, [np.zeros(0, np.int64)] * 5)
-            rows = _rows_in(matrix, rowids)
-            if rows is None:
-                return None
-            found[term] = TermPostings.of_columns(rows, rest)
-        if committed and version == matrix.version:
-            self.keyword_cache.remember(scope_id, version, len(matrix.ids), found)
+        read = self._read_postings(scope_id, missing)
+        found = _postings_in(matrix, read.columns, missing)
+        if found is None:
+            return None
+        if read.committed and read.version == matrix.version:
+            self.keyword_cache.remember(
+                scope_id, read.version, len(matrix.ids), found, read.rewrites
+            )
         return {**cached, **found}
 
+    def _caught_up(
+        self, scope_id: int, matrix: ScopeMatrix, terms: list[str]
+    ) -> dict[str, TermPostings]:
+        """The scope's cached terms from an older version, brought to ``matrix``'s by the
+        postings of the memories added since (another connection's or process's adds), when
+        nothing was rewritten meanwhile (``schema.m006_rewrite_counts``); else none."""
+        base = self.keyword_cache.older(scope_id, matrix.version)
+        if base is None or base.rewrites is None or base.rewrites[0] != matrix.rewrites:
+            return {}
+        if not 0 < base.n_rows <= len(matrix.ids):
+            return {}
+        read = self._read_postings(scope_id, None, after=int(matrix.rowids[base.n_rows - 1]))
+        if not read.committed or (read.version, read.rewrites) != (matrix.version, base.rewrites):
+            return {}
+        added = _postings_in(matrix, read.columns, [t for t in read.columns if t in base.terms])
+        if added is None:
+            return {}
+        held = self.keyword_cache.catch_up(scope_id, base, matrix.version, len(matrix.ids), added)
+        return {t: held[t] for t in terms if t in held} if held is not None else {}
+
     def _read_postings(
-        self, scope_id: int, terms: list[str]
-    ) -> tuple[int, dict[str, list[np.ndarray]], bool]:
-        """The scope's version and its postings of ``terms`` (term -> the columns memory, tf,
-        doc_len, ctx, ctx_len) from one snapshot, and whether that snapshot was committed."""
+        self, scope_id: int, terms: list[str] | None, after: int | None = None
+    ) -> PostingsRead:
+        """The scope's version and rewrite counts and its postings of ``terms`` (None: of
+        the memories after rowid ``after``) from one snapshot."""
         columns = ", ".join(
             f"group_concat({c})" for c in ("memory", "tf", "doc_len", "ctx", "ctx_len")
         )
+        postings = f"{self.c}_postings"
+        if terms is None:  # by the memory index: the scope's postings are ~40x more rows
+            postings += f" INDEXED BY {self.c}_postings_memory"
+            queries = [("AND memory > ?", [scope_id, after])]
+        else:
+            queries = [
+                (f"AND term IN ({placeholders(len(chunk))})", [scope_id, *chunk])
+                for chunk in iter_chunks(terms, CHUNK)
+            ]
         out: dict[str, list[np.ndarray]] = {}
         with self.db.snapshot() as committed:
-            version = self._version(scope_id, "mem_version")
-            for chunk in iter_chunks(terms, CHUNK):
+            version, *rewrites = self.db.rows(
+                f"SELECT mem_version, mem_rewrites, kw_rewrites FROM {self.c}_scopes WHERE id = ?",
+                (scope_id,),
+            )[0]
+            for where, args in queries:
                 for term, *texts in self.db.rows(
-                    f"SELECT term, {columns} FROM {self.c}_postings WHERE scope_id = ? "
-                    f"AND term IN ({placeholders(len(chunk))}) GROUP BY term",
-                    [scope_id, *chunk],
+                    f"SELECT term, {columns} FROM {postings} WHERE scope_id = ? {where} "
+                    "GROUP BY term",
+                    args,
                 ):
                     out[term] = [np.fromstring(t, dtype=np.int64, sep=",") for t in texts]
-        return version, out, committed
+        return PostingsRead(version, (rewrites[0], rewrites[1]), out, committed)
 
     def _sql_keyword_scores(
         self,
@@ -223,6 +255,32 @@ class KeywordTables:
             if i in entry.row_of
         ]
         return f"{where} AND p.memory IN ({placeholders(len(rowids))})", [*args, *rowids]
+
+
+@dataclass(frozen=True)
+class PostingsRead:
+    """Postings read in one snapshot: term -> the columns memory, tf, doc_len, ctx, ctx_len,
+    with the scope's version and rewrite counts (``mem_rewrites``, ``kw_rewrites``)."""
+
+    version: int
+    rewrites: tuple[int, int]
+    columns: dict[str, list[np.ndarray]]
+    committed: bool
+
+
+def _postings_in(
+    matrix: ScopeMatrix, columns: dict[str, list[np.ndarray]], terms: list[str]
+) -> dict[str, TermPostings] | None:
+    """Each of ``terms``' postings read (none: empty), its memories as rows of ``matrix``;
+    None when a memory is not there."""
+    found = {}
+    for term in terms:
+        rowids, *rest = columns.get(term, [np.zeros(0, np.int64)] * 5)
+        rows = _rows_in(matrix, rowids)
+        if rows is None:
+            return None
+        found[term] = TermPostings.of_columns(rows, rest)
+    return found
 
 
 def _rows_in(matrix: ScopeMatrix, rowids: np.ndarray) -> np.ndarray | None:

@@ -48,30 +48,53 @@ def record_from_row(row: Sequence[Any]) -> MemoryRecord:
 _LOAD_PAGE = 1024
 
 
-def scope_loader(db: Connection, table: str, scopes: str, version_column: str) -> Loader:
+def scope_loader(
+    db: Connection, table: str, scopes: str, version_column: str, rewrites_column: str
+) -> Loader:
     """Reads one scope's vectors of ``table`` and its version in one snapshot, a page of rows
     at a time into one matrix (a list of every row's blob beside the matrix held the scope's
-    vectors twice while it loaded: 2 x 150 MB for a 100k-memory scope)."""
+    vectors twice while it loaded: 2 x 150 MB for a 100k-memory scope). Given the matrix
+    cached before, when the scope's ``rewrites_column`` (``schema.m006_rewrite_counts``) is
+    still the one it was read at, only the rows after its last rowid: the rows added since
+    (an insert takes a rowid above every row's; a delete, the only way to free the highest,
+    counts as a rewrite)."""
 
-    def load(scope_id: int) -> LoadedScope:
+    def load(scope_id: int, since: ScopeMatrix | None) -> LoadedScope:
         with db.snapshot() as committed:
-            version = db.rows(f"SELECT {version_column} FROM {scopes} WHERE id = ?", (scope_id,))
-            n = db.rows(f"SELECT count(*) FROM {table} WHERE scope_id = ?", (scope_id,))[0][0]
-            cursor = db.raw.execute(  # the snapshot holds the connection's lock
-                f"SELECT rowid, id, embedding FROM {table} WHERE scope_id = ? ORDER BY rowid",
+            version, rewrites = db.rows(
+                f"SELECT {version_column}, {rewrites_column} FROM {scopes} WHERE id = ?",
                 (scope_id,),
-            )
-            rowids, ids, matrix = np.empty(n, dtype=np.int64), [], None
-            while rows := cursor.fetchmany(_LOAD_PAGE):
-                if matrix is None:
-                    matrix = np.empty((n, len(rows[0][2]) // 4), dtype=np.float32)
-                start, stop = len(ids), len(ids) + len(rows)
-                matrix[start:stop] = decode_many([r[2] for r in rows], matrix.shape[1])
-                rowids[start:stop] = [r[0] for r in rows]
-                ids.extend(r[1] for r in rows)
-        return LoadedScope(version[0][0], rowids, ids, [], committed, matrix)
+            )[0]
+            after = None
+            if committed and since is not None and since.rewrites == rewrites:
+                after = int(since.rowids[-1])
+            rowids, ids, matrix = _read_rows(db, table, scope_id, after)
+        return LoadedScope(version, rowids, ids, [], committed, matrix, rewrites, after)
 
     return load
+
+
+def _read_rows(
+    db: Connection, table: str, scope_id: int, after: int | None
+) -> tuple[np.ndarray, list[str], np.ndarray | None]:
+    """The rowids, ids and vectors of the scope's rows of ``table`` (after rowid ``after``
+    when given), in rowid order; the caller holds a snapshot."""
+    where, args = "scope_id = ?", [scope_id]
+    if after is not None:
+        where, args = "scope_id = ? AND rowid > ?", [scope_id, after]
+    n = db.rows(f"SELECT count(*) FROM {table} WHERE {where}", args)[0][0]
+    cursor = db.raw.execute(  # the snapshot holds the connection's lock
+        f"SELECT rowid, id, embedding FROM {table} WHERE {where} ORDER BY rowid", args
+    )
+    rowids, ids, matrix = np.empty(n, dtype=np.int64), [], None
+    while rows := cursor.fetchmany(_LOAD_PAGE):
+        if matrix is None:
+            matrix = np.empty((n, len(rows[0][2]) // 4), dtype=np.float32)
+        start, stop = len(ids), len(ids) + len(rows)
+        matrix[start:stop] = decode_many([r[2] for r in rows], matrix.shape[1])
+        rowids[start:stop] = [r[0] for r in rows]
+        ids.extend(r[1] for r in rows)
+    return rowids, ids, matrix
 
 
 class MemoryTables(KeywordTables):
@@ -81,7 +104,7 @@ class MemoryTables(KeywordTables):
     c: str
 
     def _init_memories(self, dim: int, cache_bytes: int) -> None:
-        loader = scope_loader(self.db, self.c, f"{self.c}_scopes", "mem_version")
+        loader = scope_loader(self.db, self.c, f"{self.c}_scopes", "mem_version", "mem_rewrites")
         self.memory_vectors = MatrixCache(dim, loader, cache_bytes)
         self.keyword_cache = KeywordCache()
         self.record_cache = RecordCache()

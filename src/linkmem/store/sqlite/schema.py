@@ -181,12 +181,41 @@ def m005_link_origin(c: str) -> list[str]:
     return [f"ALTER TABLE {c}_links ADD COLUMN own INTEGER NOT NULL DEFAULT 1"]
 
 
+def m006_rewrite_counts(c: str) -> list[str]:
+    """Each scope's counts of rewrites, kept by triggers in the transaction that writes (every
+    writer, older processes included): of its memories' vectors (``mem_rewrites``: a deleted
+    memory, or one whose vector or scope changed), of its entities' (``ent_rewrites``,
+    likewise) and of its postings (``kw_rewrites``: a deleted or changed posting; an add only
+    inserts those of new memories). While a count stays what a process's cache was read at,
+    the rows its scope's version moved on by are added ones, above the cache's last rowid:
+    the process reads those alone (``memories.scope_loader``, ``keyword.KeywordTables.
+    _caught_up``), not the whole scope again, after another process's add."""
+    out = [f"ALTER TABLE {c}_scopes ADD COLUMN kw_rewrites INTEGER NOT NULL DEFAULT 0"]
+    bump = f"UPDATE {c}_scopes SET kw_rewrites = kw_rewrites + 1 WHERE id"
+    for event in ("DELETE", "UPDATE"):
+        out.append(
+            f"CREATE TRIGGER {c}_postings_kw_rewrites_{event.lower()} AFTER {event} ON "
+            f"{c}_postings BEGIN {bump} = old.scope_id; END"
+        )
+    for table, column in ((c, "mem_rewrites"), (f"{c}_entities", "ent_rewrites")):
+        bump = f"UPDATE {c}_scopes SET {column} = {column} + 1 WHERE id"
+        out += [
+            f"ALTER TABLE {c}_scopes ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0",
+            f"CREATE TRIGGER {table}_{column}_delete AFTER DELETE ON {table} BEGIN "
+            f"{bump} = old.scope_id; END",
+            f"CREATE TRIGGER {table}_{column}_update AFTER UPDATE OF embedding, scope_id "
+            f"ON {table} BEGIN {bump} IN (old.scope_id, new.scope_id); END",
+        ]
+    return out
+
+
 MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [
     ("m001_initial", m001_initial),
     ("m002_api_keys", m002_api_keys),
     ("m003_context_terms", m003_context_terms),
     ("m004_term_counts", m004_term_counts),
     ("m005_link_origin", m005_link_origin),
+    ("m006_rewrite_counts", m006_rewrite_counts),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
