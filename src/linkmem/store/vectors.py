@@ -182,6 +182,7 @@ class MatrixCache:
                 cached is not None
                 and current is cached
                 and loaded.committed
+                and loaded.rewrites == cached.rewrites
                 and loaded.after == int(cached.rowids[-1])
             )
             if not usable or cached is None:
@@ -209,6 +210,11 @@ class MatrixCache:
             if entry is None or entry.version != versions[0]:
                 return
             self._store(scope_id, entry.appended(versions[1], rowids, ids, vectors))
+
+    def latest(self, scope_id: int) -> ScopeMatrix | None:
+        """The scope's matrix at whatever version it is cached."""
+        with self._lock:
+            return self._entries.get(scope_id)
 
     def holds(self, scope_id: int, version: int) -> bool:
         """Whether the scope is cached at exactly ``version`` (what ``extend`` from it needs)."""

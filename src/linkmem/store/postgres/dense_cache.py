@@ -5,17 +5,20 @@ scope) and the cosines of the candidate pool. The store keeps each searched scop
 in one ``vectors.MatrixCache`` (the SQLite store's cache), keyed by the scope's
 ``mem_version`` (``version_triggers.m010_memory_versions``: every write that adds, deletes
 or changes a scope's memories moves it on, in the write's transaction, whichever process
-writes). A search
-reads the versions of its scopes in its first round trip (``search_sql.scope_sizes``); when the
-cache holds every scope at its version, the dense top-k and every cosine the search asks for
-come from one matrix product in the process, and the server computes none. Otherwise, when the
-scopes fit the cache's budget, the statement that would have read the dense top-k reads the
-scopes' vectors instead (``load_scopes``: the version and the rows in one statement, one
-snapshot), in the same round trip, and the search goes on from them; a scope over the budget
-keeps the server's dense reads. Answers are those of ``search_sql.dense_first`` read exactly
-(cosine descending, then memory seq): where the server takes the HNSW index (a big scope), the
-exact top-k may hold memories the index missed. Cosines are float32 products, as on SQLite, not
-pgvector's: they may differ from the server's in the last bits.
+writes). A search reads the versions of its scopes in its first round trip
+(``search_sql.scope_sizes``); when the cache holds every scope at its version, the dense top-k
+and every cosine the search asks for come from one matrix product in the process, and the
+server computes none. Otherwise, when the scopes fit the cache's budget, the statement that
+would have read the dense top-k reads the scopes' vectors instead (``load_scopes``: the
+version and the rows in one statement, one snapshot), in the same round trip, and the search
+goes on from them; of a scope held at an older version, only the rows after its last seq,
+which ``MatrixCache.get`` appends when the scope's ``mem_rewrites`` is the one the matrix was
+read at (``version_triggers.m014_rewrite_counts``: then those are all the scope's changes),
+else it reads the whole scope. A scope over the budget keeps the server's dense reads.
+Answers are those of ``search_sql.dense_first`` read exactly (cosine descending, then memory
+seq): where the server takes the HNSW index (a big scope), the exact top-k may hold memories
+the index missed. Cosines are float32 products, as on SQLite, not pgvector's: they may differ
+from the server's in the last bits.
 
 A search inside a transaction (whose reads see its own writes) and a search with a metadata
 filter keep the server's reads.
@@ -40,14 +43,23 @@ Ranked = list[tuple[str, float]]
 ROW_BYTES = 8 + 64
 
 
-def load_scopes(t: Tables) -> str:
-    """Each of the scopes ``= ANY(%s)`` with its ``mem_version`` and its memories' seqs, ids
-    and vectors (``vector_send``) in seq order; one row of NULLs for a scope without any.
-    One statement: the version and the rows are of one snapshot."""
+#: The ``after`` of a load that reads every row of its scope.
+WHOLE = -(2**63)
+
+
+def load_scopes(
+    t: Tables, rows: str | None = None, version: str = "mem_version", rewrites: str = "mem_rewrites"
+) -> str:
+    """Each scope of ``unnest(%s, %s) AS a(id, after)`` (bigint arrays) with its ``version``,
+    its rows of ``rows`` (default: the memories) with a seq above ``after`` (``WHOLE``: all)
+    as seqs, ids and vectors (``vector_send``) in seq order, its ``rewrites`` count and the
+    ``after``; one row of NULLs for a scope without any. One statement: the version and the
+    rows are of one snapshot."""
     return (
-        f"SELECT s.id, s.mem_version, m.seq, m.id, vector_send(m.embedding) FROM {t.scopes} s "
-        f"LEFT JOIN {t.mem} m ON m.scope_id = s.id WHERE s.id = ANY(%s::bigint[]) "
-        "ORDER BY s.id, m.seq"
+        f"SELECT s.id, s.{version}, m.seq, m.id, vector_send(m.embedding), s.{rewrites}, "
+        f"a.after FROM unnest(%s::bigint[], %s::bigint[]) AS a(id, after) "
+        f"JOIN {t.scopes} s ON s.id = a.id LEFT JOIN {rows or t.mem} m "
+        "ON m.scope_id = s.id AND m.seq > a.after ORDER BY s.id, m.seq"
     )
 
 
@@ -94,8 +106,15 @@ class DenseCache:
         self._db.after_commit(lambda: self.matrices.extend(scope_id, versions, keys, ids, vectors))
 
     def queue_load(self, conn: Any, scope_ids: list[int]) -> Any:
-        """Send ``load_scopes`` of ``scope_ids`` on ``conn`` (rows in binary)."""
-        return conn.execute(self._statement(), [scope_ids], binary=True)
+        """Send ``load_scopes`` of ``scope_ids`` on ``conn`` (rows in binary): of a scope the
+        cache holds at an older version, the rows after its last (``MatrixCache.get``
+        appends them when nothing was rewritten since, else reads the whole scope)."""
+        afters = [self._after(self.matrices.latest(s)) for s in scope_ids]
+        return conn.execute(self._statement(), [scope_ids, afters], binary=True)
+
+    @staticmethod
+    def _after(held: ScopeMatrix | None) -> int:
+        return int(held.rowids[-1]) if held is not None and len(held.ids) else WHOLE
 
     def take(self, rows: list[Sequence[Any]], versions: Sequence[tuple[int, int]]) -> list[Any]:
         """The matrices of the scopes ``(id, version)`` from the rows of ``load_scopes``
@@ -122,11 +141,11 @@ class DenseCache:
         staged = getattr(self._staged, "scopes", {}).pop(scope_id, None)
         if staged is not None:
             return staged
-        rows = self._db.rows(self._statement(), [[scope_id]])
+        rows = self._db.rows(self._statement(), [[scope_id], [self._after(since)]])
         return self._loaded(rows, committed=not self._db.in_transaction())
 
     def _loaded(self, rows: Sequence[Sequence[Any]], committed: bool) -> LoadedScope:
-        version = rows[0][1] if rows else 0
+        version, rewrites, after = (rows[0][1], rows[0][5], rows[0][6]) if rows else (0, 0, WHOLE)
         rows = [r for r in rows if r[2] is not None]
         raw = b"".join(bytes(r[4]) for r in rows)  # each: int16 dim, int16 0, float4s (BE)
         vectors = np.frombuffer(raw, dtype=">f4").reshape(len(rows), self._dim + 1)
@@ -137,6 +156,8 @@ class DenseCache:
             [],
             committed,
             np.ascontiguousarray(vectors[:, 1:], dtype=np.float32),
+            rewrites,
+            None if after == WHOLE else after,
         )
 
 

@@ -18,6 +18,7 @@ from linkmem.store.postgres.version_triggers import (
     m011_search_versions,
     m012_keyword_versions,
     m013_entity_vector_versions,
+    m014_rewrite_counts,
 )
 
 #: pgvector's HNSW index takes vectors of at most this many dimensions.
@@ -262,6 +263,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m011_search_versions", m011_search_versions),
     ("m012_keyword_versions", m012_keyword_versions),
     ("m013_entity_vector_versions", m013_entity_vector_versions),
+    ("m014_rewrite_counts", m014_rewrite_counts),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -43,7 +43,7 @@ from linkmem.store.base import NewEntity
 from linkmem.store.caches.memory_rows import VersionedRows
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres.connection import Database
-from linkmem.store.postgres.dense_cache import DenseCache, DenseReads
+from linkmem.store.postgres.dense_cache import DenseCache, DenseReads, load_scopes
 from linkmem.store.postgres.entities import EXACT_ENTITIES
 from linkmem.store.postgres.memories import ef_search
 from linkmem.store.postgres.search_keyword_reads import ScopeStats
@@ -63,13 +63,8 @@ Shape = tuple[int, bool]
 
 
 def load_entity_scopes(t: Tables) -> str:
-    """``dense_cache.load_scopes`` of the scopes' entities: each scope ``= ANY(%s)`` with its
-    ``ev_version`` and its entities' seqs, ids and vectors in seq order."""
-    return (
-        f"SELECT s.id, s.ev_version, e.seq, e.id, vector_send(e.embedding) FROM {t.scopes} s "
-        f"LEFT JOIN {t.entities} e ON e.scope_id = s.id WHERE s.id = ANY(%s::bigint[]) "
-        "ORDER BY s.id, e.seq"
-    )
+    """``dense_cache.load_scopes`` of the scopes' entities, at their ``ev_version``."""
+    return load_scopes(t, t.entities, "ev_version", "ev_rewrites")
 
 
 def detailed_of(t: Tables, seqs: bool) -> str:

@@ -138,3 +138,40 @@ def m013_entity_vector_versions(t: Tables, dim: int) -> list[str]:
     its memories' vectors (m010), instead of its next search loading every entity vector of
     the scope again (20k entities of a 10k-memory scope: ~15 ms over loopback)."""
     return _version_of_table(t, "ev_version", t.entities)
+
+
+def m014_rewrite_counts(t: Tables, dim: int) -> list[str]:
+    """Each scope's counts of rewrites of its memories' vectors (``mem_rewrites``: a memory
+    deleted, or its vector or scope changed) and of its entities (``ev_rewrites``: deleted or
+    changed), by statement-level triggers as the versions'. While a count stays what a
+    process's cached matrix was read at, the rows its version moved on by are added ones,
+    with seqs above the matrix's last (a scope's writers hold its row lock from before their
+    first insert to their commit): the process reads those alone (``dense_cache.load_scopes``
+    with the matrix's last seq), not the whole scope again, after another process's add."""
+    scopes = t.scopes
+    memories, entities = t.index("_mem_rewrites_bump"), t.index("_ev_rewrites_bump")
+    changed = t.index("_mem_rewrites_update")
+    return [
+        f"ALTER TABLE {scopes} ADD COLUMN IF NOT EXISTS mem_rewrites bigint NOT NULL DEFAULT 0",
+        f"ALTER TABLE {scopes} ADD COLUMN IF NOT EXISTS ev_rewrites bigint NOT NULL DEFAULT 0",
+        _version_function(memories, scopes, "SELECT scope_id FROM touched", "mem_rewrites"),
+        _version_function(entities, scopes, "SELECT scope_id FROM touched", "ev_rewrites"),
+        _version_function(
+            changed,
+            scopes,
+            "SELECT unnest(ARRAY[o.scope_id, n.scope_id]) FROM previous o "
+            "JOIN touched n ON n.id = o.id "
+            "WHERE (o.embedding, o.scope_id) IS DISTINCT FROM (n.embedding, n.scope_id)",
+            "mem_rewrites",
+        ),
+        f"CREATE TRIGGER {t.index('_mem_rewrites_d')} AFTER DELETE ON {t.mem} "
+        f"REFERENCING OLD TABLE AS touched FOR EACH STATEMENT EXECUTE FUNCTION {memories}()",
+        f"CREATE TRIGGER {changed} AFTER UPDATE ON {t.mem} REFERENCING OLD TABLE AS previous "
+        f"NEW TABLE AS touched FOR EACH STATEMENT EXECUTE FUNCTION {changed}()",
+        *[
+            f"CREATE TRIGGER {t.index('_ev_rewrites_' + suffix)} AFTER {event} ON {t.entities} "
+            f"REFERENCING {rows} TABLE AS touched FOR EACH STATEMENT "
+            f"EXECUTE FUNCTION {entities}()"
+            for event, rows, suffix in (("UPDATE", "NEW", "u"), ("DELETE", "OLD", "d"))
+        ],
+    ]
