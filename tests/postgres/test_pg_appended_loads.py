@@ -1,7 +1,9 @@
 """After another process's add, a PostgreSQL search reads only the memories' and entities'
 rows added since into the vectors it caches (``dense_cache.load_scopes`` after the cached
-matrix's last seq) when nothing was deleted or changed (``m014_rewrite_counts``); the grown
-matrix is a whole load's, bit for bit, and any other write reads the whole scope again."""
+matrix's last seq), and the postings of the memories added since into the terms it caches
+(``search_keyword_reads.postings_after``), when nothing was deleted or changed
+(``m014_rewrite_counts``, ``m015_keyword_rewrites``); the grown matrix is a whole load's,
+bit for bit, the scores the server's, and any other write reads the whole scope again."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pg_cache_helpers import ENTITY_POOL, add_from_another_process, opened, scor
 from search_reads_cases import seed
 
 from linkmem import Memory
+from linkmem.store.postgres import search_reads
 from linkmem.store.vectors import LoadedScope, MatrixCache, ScopeMatrix
 
 pytestmark = pytest.mark.postgres
@@ -100,3 +103,55 @@ def test_a_delete_by_another_memory_reads_the_whole_scope(
     finally:
         writer.close()
     assert_as_loaded_whole(pg_dsn_18, name, "dense_cache", alice(reader, "dense_cache"))
+
+
+def postings_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The postings statements each search sent: "terms" (of the query's terms), "after"
+    (of the memories added since the cached ones)."""
+    sent: list[str] = []
+    queue, queue_catch_up = (
+        search_reads.SearchReads._queue_postings,
+        search_reads.SearchReads._queue_catch_up,
+    )
+
+    def counted(self: Any, conn: Any) -> Any:
+        cursor = queue(self, conn)
+        sent.append("terms" if cursor is not None else "none")
+        return cursor
+
+    def caught(self: Any, conn: Any, stats: Any) -> None:
+        queue_catch_up(self, conn, stats)
+        if stats.id in self._catch_ups:
+            sent.append("after")
+
+    monkeypatch.setattr(search_reads.SearchReads, "_queue_postings", counted)
+    monkeypatch.setattr(search_reads.SearchReads, "_queue_catch_up", caught)
+    return sent
+
+
+def test_another_process_adds_catch_the_postings_up(
+    collection: tuple[str, Memory], pg_dsn_18: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, reader = collection
+    added = add_from_another_process(pg_dsn_18, name, "Lisbon coffee garden Rome deploy")
+    sent = postings_reads(monkeypatch)
+    runs = scores_as_servers(reader)  # BM25 included: the fused scores are the server's
+    assert added in [h[0] for run in runs for h in run]
+    assert sent[:2] == ["after", "none"]  # the first query's terms all caught up
+
+
+def test_a_rewritten_posting_is_not_caught_up(
+    collection: tuple[str, Memory], pg_dsn_18: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name, reader = collection
+    store: Any = reader.store
+    store.db.run(f"UPDATE {store.t.postings} SET tf = tf + 5 WHERE term = 'lisbon'")
+    add_from_another_process(pg_dsn_18, name, "Lisbon coffee garden again")
+    sent = postings_reads(monkeypatch)
+    scores_as_servers(reader)
+    # The first search's catch-up is refused and the scope dropped; the next reads the terms
+    # as in a scope never searched, and they are held again.
+    assert sent[0] == "after" and "after" not in sent[2:] and "terms" in sent[2:]
+    sent.clear()
+    scores_as_servers(reader)
+    assert "terms" not in sent and "after" not in sent

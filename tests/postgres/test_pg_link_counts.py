@@ -142,6 +142,7 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
             schema.m012_keyword_versions(old.t, 0)[0],
             schema.m013_entity_vector_versions(old.t, 0)[0],
             *schema.m014_rewrite_counts(old.t, 0)[:2],
+            schema.m015_keyword_rewrites(old.t, 0)[0],
         ]
         for statement in columns:  # columns today's writes use
             old.db.run(statement)
@@ -163,6 +164,7 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
         "m012_keyword_versions",
         "m013_entity_vector_versions",
         "m014_rewrite_counts",
+        "m015_keyword_rewrites",
     ]
     assert kept_counts(new) == {entities["Ana"]: 6, entities["Bo"]: 3, entities["Cy"]: 1}
     assert new.keyword_search(["note", "another"], Scope("u"), 10) == bm25_before

@@ -19,6 +19,7 @@ from linkmem.store.postgres.version_triggers import (
     m012_keyword_versions,
     m013_entity_vector_versions,
     m014_rewrite_counts,
+    m015_keyword_rewrites,
 )
 
 #: pgvector's HNSW index takes vectors of at most this many dimensions.
@@ -264,6 +265,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m012_keyword_versions", m012_keyword_versions),
     ("m013_entity_vector_versions", m013_entity_vector_versions),
     ("m014_rewrite_counts", m014_rewrite_counts),
+    ("m015_keyword_rewrites", m015_keyword_rewrites),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -26,8 +26,12 @@ inside a transaction and a scope over the vector cache's budget keep the server'
 
 A process's own adds are appended (``memories.MemoryTables._follow_keywords``: an add moves
 ``kw_version`` and ``mem_version`` by one each, whatever entities it links), as SQLite's
-are; any other write moves the versions past what is held, and the terms are read again when
-next searched.
+are. After another process's writes, a search of a scope whose terms are held at older
+versions reads, in the same round trip, the postings of the memories after the last held row
+(``postings_after``) and appends them (``KeywordCache.catch_up``) when the scope's rewrite
+counts are those the terms were read at (``m014``, ``m015``: then the adds are all that
+changed); otherwise it drops the scope's terms, asks the server's BM25 once, and the next
+search reads the terms again.
 
 Locking: the cache's lock is a leaf (``scope_budget``): taken with no other lock held, never
 while reading the store.
@@ -36,13 +40,19 @@ while reading the store.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from linkmem.rank.neighbour_terms import CONTEXT_SCALE
-from linkmem.store.caches.keyword_postings import KeywordScores, TermPostings, bm25_of_rows
+from linkmem.store.caches.keyword_postings import (
+    KeywordScores,
+    ScopeTerms,
+    TermPostings,
+    bm25_of_rows,
+)
 from linkmem.store.postgres.sql import Tables
 from linkmem.store.prefetch import SearchPlan
 from linkmem.store.vectors import ScopeMatrix
@@ -70,19 +80,32 @@ class ScopeStats(NamedTuple):
         return cls(row[0], (row[3], row[2]), row[1], total, (row[6], row[2]), row[7])
 
 
+#: A postings read: each scope of ``%(scopes)s`` with its versions and rewrite counts, then a
+#: term and its postings' memories, counts and lengths (arrays); one row of NULLs after the
+#: counts for a scope with none. One statement: one snapshot.
+_POSTINGS = (
+    "SELECT s.id, s.kw_version, s.mem_version, s.mem_rewrites, s.kw_rewrites, p.term, "
+    "p.memories, p.tf, p.doc_len, p.ctx, p.ctx_len FROM {scopes} s LEFT JOIN LATERAL (SELECT "
+    "x.term, array_agg(x.memory) AS memories, array_agg(x.tf) AS tf, array_agg(x.doc_len) AS "
+    "doc_len, array_agg(x.ctx) AS ctx, array_agg(x.ctx_len) AS ctx_len {source} GROUP BY "
+    "x.term) p ON TRUE WHERE s.id = ANY(%(scopes)s::bigint[])"
+)
+
+
 def postings_of_terms(t: Tables) -> str:
-    """Each of the scopes ``= ANY(%s)`` with its versions and, per term of ``%s`` it has
-    postings of, their memories, counts and lengths (arrays); one row of NULLs after the
-    versions for a scope with none. One statement: the versions and the postings are of one
-    snapshot."""
-    return (
-        "SELECT s.id, s.kw_version, s.mem_version, p.term, p.memories, p.tf, p.doc_len, "
-        f"p.ctx, p.ctx_len FROM {t.scopes} s LEFT JOIN LATERAL (SELECT x.term, "
-        "array_agg(x.memory) AS memories, array_agg(x.tf) AS tf, array_agg(x.doc_len) AS "
-        "doc_len, array_agg(x.ctx) AS ctx, array_agg(x.ctx_len) AS ctx_len "
-        f"FROM {t.postings} x WHERE x.scope_id = s.id AND x.term = ANY(%s::text[]) "
-        "GROUP BY x.term) p ON TRUE WHERE s.id = ANY(%s::bigint[])"
+    """``_POSTINGS`` of the terms of ``%(terms)s``."""
+    source = f"FROM {t.postings} x WHERE x.scope_id = s.id AND x.term = ANY(%(terms)s::text[])"
+    return _POSTINGS.format(scopes=t.scopes, source=source)
+
+
+def postings_after(t: Tables) -> str:
+    """``_POSTINGS`` of every term, of the memories with a seq above ``%(after)s`` alone: the
+    postings the adds since brought (``KeywordCache.catch_up``)."""
+    source = (
+        f"FROM {t.mem} m JOIN {t.postings} x ON x.memory = m.id AND x.scope_id = s.id "
+        "WHERE m.scope_id = s.id AND m.seq > %(after)s"
     )
+    return _POSTINGS.format(scopes=t.scopes, source=source)
 
 
 class KeywordSearchReads:
@@ -101,47 +124,80 @@ class KeywordSearchReads:
     _keyword_table: KeywordScores | None = None
     # The cached postings of the search's terms per scope (looked up in round trip 1).
     _held_postings: dict[int, dict[str, TermPostings]]
+    # Per scope held at older versions, its postings added since, read (``CatchUp``).
+    _catch_ups: dict[int, CatchUp]
     # True: the cached path failed for this search; every BM25 read asks the store.
     _keyword_to_store: bool = False
 
     def _queue_postings(self, conn: Any) -> Any | None:
         """Look the search's terms up in the cache; queue the read of those it lacks (None:
-        all held)."""
+        all held), and of a scope held at older versions the postings added since
+        (``_queue_catch_up``)."""
         cache = self._store.keyword_cache
         terms = self._terms
         self._held_postings = {
             s.id: cache.lookup(s.id, s.keyword_versions, terms) for s in self._scope_stats
         }
-        held = self._held_postings.values()
-        missing = sorted(t for t in set(terms) if any(t not in h for h in held))
+        self._catch_ups = {}
+        for stats in self._scope_stats:
+            if not self._held_postings[stats.id]:
+                self._queue_catch_up(conn, stats)
+        missing = sorted(
+            t
+            for t in set(terms)
+            if any(
+                t not in held and t not in self._catching_up(scope_id)
+                for scope_id, held in self._held_postings.items()
+            )
+        )
         if not missing:
             return None
-        statement = postings_of_terms(self._t)
-        return conn.execute(statement, [missing, self._scope_ids], binary=True)
+        args = {"terms": missing, "scopes": self._scope_ids}
+        return conn.execute(postings_of_terms(self._t), args, binary=True)
+
+    def _queue_catch_up(self, conn: Any, stats: ScopeStats) -> None:
+        """Of a scope whose cached terms are at older versions with known rewrite counts, and
+        whose cached matrix starts with their rows, queue the postings of the memories after
+        them (``CatchUp``)."""
+        base = self._store.keyword_cache.older(stats.id, stats.keyword_versions)
+        matrix = self._store.dense_cache.matrices.latest(stats.id)
+        if base is None or base.rewrites is None or matrix is None or not base.n_rows:
+            return
+        if matrix.rewrites != base.rewrites[0] or len(matrix.ids) < base.n_rows:
+            return
+        after = int(matrix.rowids[base.n_rows - 1])
+        args = {"after": after, "scopes": [stats.id]}
+        cursor = conn.execute(postings_after(self._t), args, binary=True)
+        self._catch_ups[stats.id] = CatchUp(base, after, cursor)
+
+    def _catching_up(self, scope_id: int) -> Collection[str]:
+        catch_up = self._catch_ups.get(scope_id)
+        return catch_up.base.terms if catch_up is not None else ()
 
     def _take_postings(self, rows: list[Sequence[Any]] | None, matrices: list[ScopeMatrix]) -> None:
         """Every memory's BM25 from the held postings and the rows read (``_keyword_top``,
         ``_keyword_table``); on a version mismatch the store's BM25 instead."""
         cache = self._store.keyword_cache
-        read: dict[int, tuple[Versions, dict[str, Sequence[Any]]]] = {}
-        for row in rows or []:
-            versions, terms = read.setdefault(row[0], ((row[1], row[2]), {}))
-            if row[3] is not None:
-                terms[row[3]] = row[4:]
+        read = _by_scope(rows or [])
         postings: list[dict[str, TermPostings]] = []
         for stats, matrix in zip(self._scope_stats, matrices, strict=True):
             scope_id, versions = stats.id, stats.keyword_versions
-            held = dict(self._held_postings[scope_id])
             if matrix.version != versions[1]:
                 return self._to_store()
-            if rows is not None:
-                at, columns = read.get(scope_id, (None, {}))
-                if at != versions:
+            held = dict(self._held_postings[scope_id])
+            if scope_id in self._catch_ups:
+                caught = self._caught_up(stats, matrix)
+                if caught is None:  # rewritten meanwhile: the next search reads the terms
+                    cache.drop(scope_id)
                     return self._to_store()
-                found = _term_postings(matrix, [t for t in self._terms if t not in held], columns)
+                held.update(caught)
+            wanted = [t for t in self._terms if t not in held]
+            if wanted:
+                at, rewrites, columns = read.get(scope_id, (None, None, {}))
+                found = _term_postings(matrix, wanted, columns) if at == versions else None
                 if found is None:
                     return self._to_store()
-                cache.remember(scope_id, versions, len(matrix.ids), found)
+                cache.remember(scope_id, versions, len(matrix.ids), found, rewrites)
                 held.update(found)
             postings.append(held)
         table = self._scores(postings, matrices)
@@ -149,6 +205,26 @@ class KeywordSearchReads:
             return self._to_store()
         self._keyword_table = table
         self._keyword_top = table.top(self._plan.pool)
+
+    def _caught_up(self, stats: ScopeStats, matrix: ScopeMatrix) -> dict[str, TermPostings] | None:
+        """The cached terms of the scope brought to the search's versions by the postings
+        read after them; None when those were not read at the search's versions and the
+        cached terms' rewrite counts, or the matrix does not start with the cached rows."""
+        catch_up = self._catch_ups[stats.id]
+        base = catch_up.base
+        at, rewrites, columns = _by_scope(catch_up.cursor.fetchall()).get(stats.id, _NONE)
+        if (at, rewrites) != (stats.keyword_versions, base.rewrites):
+            return None
+        if matrix.rewrites != base.rewrites[0] or len(matrix.ids) < base.n_rows:
+            return None
+        if int(matrix.rowids[base.n_rows - 1]) != catch_up.after:
+            return None
+        added = _term_postings(matrix, [t for t in columns if t in base.terms], columns)
+        if added is None:
+            return None
+        cache = self._store.keyword_cache
+        held = cache.catch_up(stats.id, base, at, len(matrix.ids), added)
+        return {t: held[t] for t in self._terms if t in held} if held is not None else None
 
     def _scores(
         self, postings: list[dict[str, TermPostings]], matrices: list[ScopeMatrix]
@@ -181,6 +257,32 @@ class KeywordSearchReads:
         if ids is None:
             return table.top(k)
         return table.of(ids, k) if k > 0 and ids else []
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    """A scope's cached terms at older versions (``base``) and the read, queued, of the
+    postings of its memories after seq ``after`` (its last cached row's)."""
+
+    base: ScopeTerms
+    after: int
+    cursor: Any
+
+
+#: A postings read of a scope: its (kw_version, mem_version), its (mem_rewrites,
+#: kw_rewrites) and its term -> (memories, tf, doc_len, ctx, ctx_len).
+ScopeRead = tuple[Versions | None, tuple[int, int] | None, dict[str, Sequence[Any]]]
+_NONE: ScopeRead = (None, None, {})
+
+
+def _by_scope(rows: Sequence[Sequence[Any]]) -> dict[int, ScopeRead]:
+    """The rows of a postings read (``_POSTINGS``) by scope."""
+    read: dict[int, ScopeRead] = {}
+    for row in rows:
+        _, _, terms = read.setdefault(row[0], ((row[1], row[2]), (row[3], row[4]), {}))
+        if row[5] is not None:
+            terms[row[5]] = row[6:]
+    return read
 
 
 def scope_total(total_len: int, ctx_total: int) -> float:

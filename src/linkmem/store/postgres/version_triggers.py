@@ -175,3 +175,21 @@ def m014_rewrite_counts(t: Tables, dim: int) -> list[str]:
             for event, rows, suffix in (("UPDATE", "NEW", "u"), ("DELETE", "OLD", "d"))
         ],
     ]
+
+
+def m015_keyword_rewrites(t: Tables, dim: int) -> list[str]:
+    """Each scope's count of rewritten postings (``kw_rewrites``: a posting deleted or
+    changed), by statement-level triggers: while it and ``mem_rewrites`` (m014) stay what a
+    process's cached postings were read at, the postings its ``kw_version`` moved on by are
+    those of memories added since (seqs above the last cached row's), which it reads alone
+    (``search_keyword_reads.postings_after``) after another process's add."""
+    bump = t.index("_kw_rewrites_bump")
+    return [
+        f"ALTER TABLE {t.scopes} ADD COLUMN IF NOT EXISTS kw_rewrites bigint NOT NULL DEFAULT 0",
+        _version_function(bump, t.scopes, "SELECT scope_id FROM touched", "kw_rewrites"),
+        *[
+            f"CREATE TRIGGER {t.index('_kw_rewrites_' + suffix)} AFTER {event} ON {t.postings} "
+            f"REFERENCING {rows} TABLE AS touched FOR EACH STATEMENT EXECUTE FUNCTION {bump}()"
+            for event, rows, suffix in (("UPDATE", "NEW", "u"), ("DELETE", "OLD", "d"))
+        ],
+    ]
