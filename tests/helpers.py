@@ -19,6 +19,7 @@ import numpy as np
 
 from linkmem.extract.base import EntityKind, ExtractedEntity
 from linkmem.rank.fusion import fuse_arrays
+from linkmem.store.vectors import LoadedScope, MatrixCache, ScopeMatrix
 
 #: A short question, a word, a paragraph and a text longer than the embedder's window: the
 #: shapes the ONNX graph rewrites must embed as the plain graph does.
@@ -118,3 +119,17 @@ def benchmark_module(name: str) -> ModuleType:
     sys.modules.setdefault(name, module)
     spec.loader.exec_module(module)
     return module
+
+
+def recorded_loads(cache: MatrixCache) -> list[LoadedScope]:
+    """What each load of ``cache`` reads from now on (the loader wrapped)."""
+    seen: list[LoadedScope] = []
+    original = cache._loader
+
+    def recorded(scope_id: int, since: ScopeMatrix | None) -> LoadedScope:
+        loaded = original(scope_id, since)
+        seen.append(loaded)
+        return loaded
+
+    cache._loader = recorded
+    return seen

@@ -12,12 +12,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from helpers import recorded_loads
 from pg_cache_helpers import ENTITY_POOL, add_from_another_process, opened, scores_as_servers
 from search_reads_cases import seed
 
 from linkmem import Memory
 from linkmem.store.postgres import search_reads
-from linkmem.store.vectors import LoadedScope, MatrixCache, ScopeMatrix
+from linkmem.store.vectors import ScopeMatrix
 
 pytestmark = pytest.mark.postgres
 
@@ -31,19 +32,6 @@ def collection(pg_dsn_18: str) -> Iterator[tuple[str, Memory]]:
         scores_as_servers(reader)
     yield name, reader
     reader.close()
-
-
-def loads_of(cache: MatrixCache) -> list[LoadedScope]:
-    seen: list[LoadedScope] = []
-    original = cache._loader
-
-    def recorded(scope_id: int, since: ScopeMatrix | None) -> LoadedScope:
-        loaded = original(scope_id, since)
-        seen.append(loaded)
-        return loaded
-
-    cache._loader = recorded
-    return seen
 
 
 def alice(memory: Memory, cache_of: str) -> ScopeMatrix:
@@ -74,7 +62,7 @@ def test_another_process_adds_are_read_alone(
     name, reader = collection
     before = alice(reader, cache_of)
     cache = getattr(reader.store, cache_of).matrices
-    loads = loads_of(cache)
+    loads = recorded_loads(cache)
     added = add_from_another_process(pg_dsn_18, name, "Zorro Quixote brewed Lisbon coffee")
     for _ in range(3):
         runs = scores_as_servers(reader)
@@ -92,7 +80,7 @@ def test_a_delete_by_another_memory_reads_the_whole_scope(
     try:
         gone = writer.get_all(user_id="alice", limit=1)["results"][0]["id"]
         writer.delete(gone)
-        loads = loads_of(reader.store.dense_cache.matrices)  # type: ignore[attr-defined]
+        loads = recorded_loads(reader.store.dense_cache.matrices)  # type: ignore[attr-defined]
         runs = scores_as_servers(reader)
         assert all(gone not in [h[0] for h in run] for run in runs)
         assert loads[-1].after is None  # the rows after the last seq were not enough

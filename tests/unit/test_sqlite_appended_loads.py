@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import CapitalisedWordsExtractor, run_python
+from helpers import CapitalisedWordsExtractor, recorded_loads, run_python
 
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
@@ -29,20 +29,6 @@ def reader_writer(tmp_path: Any) -> Any:
     yield reader, writer
     reader.close()
     writer.close()
-
-
-def loads_of(cache: MatrixCache) -> list[LoadedScope]:
-    """What each load of ``cache`` read."""
-    seen: list[LoadedScope] = []
-    original = cache._loader
-
-    def recorded(scope_id: int, since: ScopeMatrix | None) -> LoadedScope:
-        loaded = original(scope_id, since)
-        seen.append(loaded)
-        return loaded
-
-    cache._loader = recorded
-    return seen
 
 
 def cached(cache: MatrixCache) -> ScopeMatrix:
@@ -71,7 +57,7 @@ def test_another_handles_adds_are_read_alone_and_appended(
     reader, writer = reader_writer
     cache = getattr(reader.store, cache_of)
     before = cached(cache)
-    loads = loads_of(cache)
+    loads = recorded_loads(cache)
     added = writer.add_batch(["Bo planted tulips", "Cy and Ana met"], user_id="u")
     found = reader.search("tulips Bo", user_id="u", top_k=3)["results"]
     assert found[0]["id"] == added["results"][0]["id"]
@@ -85,7 +71,7 @@ def test_a_delete_or_a_changed_vector_reloads_the_whole_scope(
 ) -> None:
     reader, writer = reader_writer
     cache = reader.store.memory_vectors
-    loads = loads_of(cache)
+    loads = recorded_loads(cache)
     ids = [m["id"] for m in writer.get_all(user_id="u")["results"]]
     writer.delete(ids[0])
     assert ids[0] not in [h["id"] for h in reader.search("note", user_id="u", top_k=20)["results"]]
@@ -101,7 +87,7 @@ def test_a_delete_or_a_changed_vector_reloads_the_whole_scope(
 def test_another_process_adds_are_read_alone(reader_writer: Any, tmp_path: Any) -> None:
     reader, _ = reader_writer
     cache = reader.store.memory_vectors
-    loads = loads_of(cache)
+    loads = recorded_loads(cache)
     run_python(
         f"""
         import sys
