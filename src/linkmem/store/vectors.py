@@ -151,7 +151,7 @@ class MatrixCache:
             grown = self._append_loaded(scope_id, cached, loaded, vectors)
             if grown is not None:
                 return grown
-            return self.get(scope_id, version)  # another thread moved it on: read again
+            return self.get(scope_id, version)  # rewritten, or moved on meanwhile: read whole
         entry = ScopeMatrix(
             loaded.version,
             np.asarray(loaded.rowids, dtype=np.int64),
@@ -174,8 +174,9 @@ class MatrixCache:
         vectors: np.ndarray,
     ) -> ScopeMatrix | None:
         """``cached`` with the rows a loader read after its last one, stored; None (and the
-        scope dropped) when the cache no longer holds ``cached`` (the rows go into its spare
-        capacity, which only the entry that replaces it may fill)."""
+        scope dropped, so the next load reads it whole) when those rows are not all that
+        changed (another rewrite count) or the cache no longer holds ``cached`` (the rows go
+        into its spare capacity, which only the entry that replaces it may fill)."""
         with self._lock:
             current = self._entries.get(scope_id)
             usable = (

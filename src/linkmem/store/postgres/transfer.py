@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import Database, wrap_error
 from linkmem.store.postgres.driver import psycopg
 from linkmem.store.postgres.memories import record_from_row
@@ -115,9 +116,13 @@ class TransferTables(TransferMixin):
             yield HistoryEvent(*row)
 
     def _insert_imported(self, entities: list[ImportedEntity]) -> None:
+        groups = list(runs(entities, lambda i: i.entity.scope))
         with self.db.transaction() as conn:
-            for group in runs(entities, lambda i: i.entity.scope):
-                scope_id = self._scope_id(group[0].entity.scope)  # type: ignore[attr-defined]
+            scope_ids = [self._scope_id(g[0].entity.scope) for g in groups]  # type: ignore[attr-defined]
+            # Locked before any seq is drawn, as every writer does: a scope's seqs then grow
+            # in commit order, which the appended loads rely on (``m014_rewrite_counts``).
+            self.db.execute(conn, sql.lock_scopes(self.t), (sorted(set(scope_ids)),))
+            for group, scope_id in zip(groups, scope_ids, strict=True):
                 columns = [
                     (e.id, e.key, e.text, e.kind, i.created_at, vector_literal(e.vector))
                     for i in group
