@@ -16,7 +16,9 @@ SECONDS = 4.0
 
 
 @pytest.mark.slow
-def test_threads_and_a_process_keep_the_store_consistent(memory, backend_settings, tmp_path):
+def test_threads_and_a_process_keep_the_store_consistent(
+    memory, make_memory, backend_settings, tmp_path
+):
     ctx = multiprocessing.get_context("spawn")
     out = tmp_path / "process.json"
     process = ctx.Process(
@@ -47,3 +49,10 @@ def test_threads_and_a_process_keep_the_store_consistent(memory, backend_setting
     assert len(memory.entities(user_id=SCOPE)["results"]) == len(
         {n for text in stored.values() for n in NAMES if n in text}
     )
+    # The shared Memory's caches, kept up by its own writes and by what it read of the other
+    # process's (appended rows, caught-up postings), search as a fresh Memory's whole loads.
+    fresh = make_memory()
+    for query in [*NAMES, " ".join(NAMES[:3])]:
+        got, whole = (m.search(query, user_id=SCOPE, top_k=10)["results"] for m in (memory, fresh))
+        assert [h["id"] for h in got] == [h["id"] for h in whole]
+        assert all(abs(a["score"] - b["score"]) <= 2e-6 for a, b in zip(got, whole, strict=True))
