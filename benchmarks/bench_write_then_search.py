@@ -58,7 +58,7 @@ def loaded(memory: Memory, size: int) -> None:
         memory.add_batch(texts[start : min(size, start + LOAD_BATCH)], user_id=SCOPE)
 
 
-def p(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
     return round(sorted(values)[min(len(values) - 1, int(q * len(values)))], 2)
 
 
@@ -81,9 +81,9 @@ def measure(
         (after if index % 2 else alone).append((time.perf_counter() - start) * 1e3)
     return {
         "search_alone_p50_ms": round(statistics.median(alone), 2),
-        "search_alone_p90_ms": p(alone, 0.9),
+        "search_alone_p90_ms": percentile(alone, 0.9),
         "search_after_add_p50_ms": round(statistics.median(after), 2),
-        "search_after_add_p90_ms": p(after, 0.9),
+        "search_after_add_p90_ms": percentile(after, 0.9),
         "after_over_alone_p50": round(statistics.median(after) / statistics.median(alone), 3),
         "add_p50_ms": round(statistics.median(adds), 2),
     }
