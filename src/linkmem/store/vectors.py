@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from linkmem.store.caches.scope_budget import ScopeBudget
 
 
 def encode(vector: np.ndarray) -> bytes:
@@ -70,6 +70,13 @@ class ScopeMatrix:
         return rows
 
     @property
+    def nbytes(self) -> int:
+        """What the cache's budget counts: the matrix and row keys exactly, with their spare
+        rows, and ~60 bytes per public id string plus its list slot."""
+        matrix, rowids = self._spare or (self.matrix, self.rowids)
+        return matrix.nbytes + rowids.nbytes + 64 * len(self.ids)
+
+    @property
     def row_of(self) -> dict[str, int]:
         """Public id -> matrix row (built on first use)."""
         if self._rows is None:
@@ -102,12 +109,13 @@ Loader = Callable[[int, "ScopeMatrix | None"], LoadedScope]
 DEFAULT_CACHE_BYTES = 256 * 2**20
 
 
-class MatrixCache:
+class MatrixCache(ScopeBudget[ScopeMatrix]):
     """Per-scope matrices, reloaded only when the scope's version in the store moved on.
 
     Bounded by bytes: past ``max_bytes`` the least recently used scopes are dropped (they
     reload on their next use), so a process that touches thousands of scopes keeps a fixed
-    footprint.
+    footprint; the scope last stored stays, whatever its size (a scope alone past the budget
+    is still searched from memory).
 
     Locking: the cache's lock is a leaf. It is never held while loading from the store or
     while taking any other lock, so a store may call ``extend`` while it holds its own
@@ -115,25 +123,12 @@ class MatrixCache:
     """
 
     def __init__(self, dim: int, loader: Loader, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        super().__init__(max_bytes)
         self._dim = dim
         self._loader = loader
-        self._max_bytes = max_bytes
-        self._entries: OrderedDict[int, ScopeMatrix] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of the cached matrices and row keys (what ``max_bytes`` bounds)."""
-        return self._bytes
 
     def _store(self, scope_id: int, entry: ScopeMatrix) -> None:
-        previous = self._entries.pop(scope_id, None)
-        self._bytes += _entry_bytes(entry) - (_entry_bytes(previous) if previous else 0)
-        self._entries[scope_id] = entry
-        while self._bytes > self._max_bytes and len(self._entries) > 1:
-            _, dropped = self._entries.popitem(last=False)
-            self._bytes -= _entry_bytes(dropped)
+        self._put(scope_id, entry, keep=1)
 
     def get(self, scope_id: int, version: int) -> ScopeMatrix:
         """The scope's matrix at ``version`` or newer. An older one cached is brought up to
@@ -223,33 +218,11 @@ class MatrixCache:
             entry = self._entries.get(scope_id)
             return entry is not None and entry.version == version
 
-    def drop(self, scope_id: int) -> None:
-        """Forget the scope's matrix (it reloads on its next use)."""
-        with self._lock:
-            self._drop(scope_id)
-
-    def _drop(self, scope_id: int) -> None:
-        entry = self._entries.pop(scope_id, None)
-        if entry is not None:
-            self._bytes -= _entry_bytes(entry)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._bytes = 0
-
 
 def _grown(rows: np.ndarray, capacity: int) -> np.ndarray:
     grown = np.empty((capacity, *rows.shape[1:]), dtype=rows.dtype)
     grown[: len(rows)] = rows
     return grown
-
-
-def _entry_bytes(entry: ScopeMatrix) -> int:
-    # ~60 bytes per public id string plus its list slot; the matrix and row keys exactly,
-    # with their spare rows.
-    matrix, rowids = entry._spare or (entry.matrix, entry.rowids)
-    return matrix.nbytes + rowids.nbytes + 64 * len(entry.ids)
 
 
 def _gather(

@@ -126,7 +126,7 @@ class KeywordCache(ScopeBudget[ScopeTerms]):
                 return
             if entry is None or entry.version < version:
                 entry = ScopeTerms(version, n_rows, rewrites=rewrites)
-            self._put(scope_id, entry, found)
+            self._put_terms(scope_id, entry, found)
 
     def older(self, scope_id: int, version: Version) -> ScopeTerms | None:
         """The scope's entry when it is older than ``version`` and knows its rewrites (what
@@ -152,7 +152,9 @@ class KeywordCache(ScopeBudget[ScopeTerms]):
             if self._entries.get(scope_id) is not base:
                 return None
             grown = ScopeTerms(version, n_rows, dict(base.terms), base.nbytes, base.rewrites)
-            self._put(scope_id, grown, {t: grown.terms[t].appended(p) for t, p in added.items()})
+            self._put_terms(
+                scope_id, grown, {t: grown.terms[t].appended(p) for t, p in added.items()}
+            )
             return grown.terms
 
     def extend(
@@ -173,7 +175,9 @@ class KeywordCache(ScopeBudget[ScopeTerms]):
                 entry.nbytes,
                 entry.rewrites,
             )
-            self._put(scope_id, grown, {t: grown.terms[t].appended(p) for t, p in added.items()})
+            self._put_terms(
+                scope_id, grown, {t: grown.terms[t].appended(p) for t, p in added.items()}
+            )
 
     def holds(self, scope_id: int, version: Version) -> bool:
         """Whether the scope is cached at exactly ``version`` (what ``extend`` from it needs)."""
@@ -181,14 +185,11 @@ class KeywordCache(ScopeBudget[ScopeTerms]):
             entry = self._entries.get(scope_id)
             return entry is not None and entry.version == version
 
-    def _put(self, scope_id: int, entry: ScopeTerms, terms: dict[str, TermPostings]) -> None:
-        previous = self._entries.pop(scope_id, None)
-        if previous is not None:
-            self._bytes -= previous.nbytes
+    def _put_terms(self, scope_id: int, entry: ScopeTerms, terms: dict[str, TermPostings]) -> None:
+        """Store ``entry`` (which may be the scope's entry already) with ``terms`` added."""
+        self._drop(scope_id)  # its bytes counted off before it grows
         entry.add(terms)
-        self._entries[scope_id] = entry
-        self._bytes += entry.nbytes
-        self._evict()
+        self._put(scope_id, entry)
 
 
 def _new_postings(entry: ScopeTerms, postings: Sequence[NewPostings]) -> dict[str, TermPostings]:

@@ -39,7 +39,7 @@ from linkmem.store.postgres.sql import Tables
 from linkmem.store.vectors import DEFAULT_CACHE_BYTES, LoadedScope, MatrixCache, ScopeMatrix
 
 Ranked = list[tuple[str, float]]
-#: Bytes a cached memory takes besides its vector (its seq and id: ``vectors._entry_bytes``).
+#: Bytes a cached memory takes besides its vector (its seq and id: ``vectors.ScopeMatrix.nbytes``).
 ROW_BYTES = 8 + 64
 
 
