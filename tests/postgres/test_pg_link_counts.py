@@ -141,7 +141,7 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
             schema.m010_memory_versions(old.t, 0)[0],
             schema.m012_keyword_versions(old.t, 0)[0],
             schema.m013_entity_vector_versions(old.t, 0)[0],
-            *schema.m014_rewrite_counts(old.t, 0)[:2],
+            *(s for s in schema.m014_rewrite_counts(old.t, 0) if s.startswith("ALTER")),
             schema.m015_keyword_rewrites(old.t, 0)[0],
         ]
         for statement in columns:  # columns today's writes use

@@ -91,29 +91,36 @@ def _version_function(name: str, scopes: str, scope_ids: str, column: str = "ent
         END $body$"""
 
 
-def _on_every_write(t: Tables, table: str, name: str, function: str) -> list[str]:
-    """Statement triggers running ``function`` after every insert, update and delete on
-    ``table``, the rows written as ``touched``."""
+#: A statement trigger's event, its transition table and its name's suffix.
+Event = tuple[str, str, str]
+WRITES: tuple[Event, ...] = (("INSERT", "NEW", "i"), ("UPDATE", "NEW", "u"), ("DELETE", "OLD", "d"))
+#: The writes that are not appends.
+REWRITES = WRITES[1:]
+
+
+def _on_every_write(
+    t: Tables, table: str, name: str, function: str, events: tuple[Event, ...] = WRITES
+) -> list[str]:
+    """Statement triggers running ``function`` after each of ``events`` (every insert, update
+    and delete by default) on ``table``, the rows written as ``touched``."""
     return [
         f"CREATE TRIGGER {t.index(name + suffix)} AFTER {event} ON {table} "
         f"REFERENCING {rows} TABLE AS touched FOR EACH STATEMENT "
         f"EXECUTE FUNCTION {function}()"
-        for event, rows, suffix in (
-            ("INSERT", "NEW", "i"),
-            ("UPDATE", "NEW", "u"),
-            ("DELETE", "OLD", "d"),
-        )
+        for event, rows, suffix in events
     ]
 
 
-def _version_of_table(t: Tables, column: str, table: str) -> list[str]:
-    """The scopes' ``column``, moved on by every statement writing ``table`` (its rows'
-    ``scope_id``) and by nothing else."""
+def _version_of_table(
+    t: Tables, column: str, table: str, events: tuple[Event, ...] = WRITES
+) -> list[str]:
+    """The scopes' ``column``, moved on by every statement of ``events`` on ``table`` (its
+    rows' ``scope_id``) and by nothing else."""
     bump = t.index(f"_{column}_bump")
     return [
         f"ALTER TABLE {t.scopes} ADD COLUMN IF NOT EXISTS {column} bigint NOT NULL DEFAULT 0",
         _version_function(bump, t.scopes, "SELECT scope_id FROM touched", column),
-        *_on_every_write(t, table, f"_{column}_", bump),
+        *_on_every_write(t, table, f"_{column}_", bump, events),
     ]
 
 
@@ -149,13 +156,10 @@ def m014_rewrite_counts(t: Tables, dim: int) -> list[str]:
     first insert to their commit): the process reads those alone (``dense_cache.load_scopes``
     with the matrix's last seq), not the whole scope again, after another process's add."""
     scopes = t.scopes
-    memories, entities = t.index("_mem_rewrites_bump"), t.index("_ev_rewrites_bump")
-    changed = t.index("_mem_rewrites_update")
+    memories, changed = t.index("_mem_rewrites_bump"), t.index("_mem_rewrites_update")
     return [
         f"ALTER TABLE {scopes} ADD COLUMN IF NOT EXISTS mem_rewrites bigint NOT NULL DEFAULT 0",
-        f"ALTER TABLE {scopes} ADD COLUMN IF NOT EXISTS ev_rewrites bigint NOT NULL DEFAULT 0",
         _version_function(memories, scopes, "SELECT scope_id FROM touched", "mem_rewrites"),
-        _version_function(entities, scopes, "SELECT scope_id FROM touched", "ev_rewrites"),
         _version_function(
             changed,
             scopes,
@@ -168,12 +172,7 @@ def m014_rewrite_counts(t: Tables, dim: int) -> list[str]:
         f"REFERENCING OLD TABLE AS touched FOR EACH STATEMENT EXECUTE FUNCTION {memories}()",
         f"CREATE TRIGGER {changed} AFTER UPDATE ON {t.mem} REFERENCING OLD TABLE AS previous "
         f"NEW TABLE AS touched FOR EACH STATEMENT EXECUTE FUNCTION {changed}()",
-        *[
-            f"CREATE TRIGGER {t.index('_ev_rewrites_' + suffix)} AFTER {event} ON {t.entities} "
-            f"REFERENCING {rows} TABLE AS touched FOR EACH STATEMENT "
-            f"EXECUTE FUNCTION {entities}()"
-            for event, rows, suffix in (("UPDATE", "NEW", "u"), ("DELETE", "OLD", "d"))
-        ],
+        *_version_of_table(t, "ev_rewrites", t.entities, REWRITES),
     ]
 
 
@@ -183,13 +182,4 @@ def m015_keyword_rewrites(t: Tables, dim: int) -> list[str]:
     process's cached postings were read at, the postings its ``kw_version`` moved on by are
     those of memories added since (seqs above the last cached row's), which it reads alone
     (``search_keyword_reads.postings_after``) after another process's add."""
-    bump = t.index("_kw_rewrites_bump")
-    return [
-        f"ALTER TABLE {t.scopes} ADD COLUMN IF NOT EXISTS kw_rewrites bigint NOT NULL DEFAULT 0",
-        _version_function(bump, t.scopes, "SELECT scope_id FROM touched", "kw_rewrites"),
-        *[
-            f"CREATE TRIGGER {t.index('_kw_rewrites_' + suffix)} AFTER {event} ON {t.postings} "
-            f"REFERENCING {rows} TABLE AS touched FOR EACH STATEMENT EXECUTE FUNCTION {bump}()"
-            for event, rows, suffix in (("UPDATE", "NEW", "u"), ("DELETE", "OLD", "d"))
-        ],
-    ]
+    return _version_of_table(t, "kw_rewrites", t.postings, REWRITES)
