@@ -139,6 +139,7 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
             schema.m006_posting_lengths(old.t, 0)[0],
             schema.m007_link_origin(old.t, 0)[0],
             schema.m010_memory_versions(old.t, 0)[0],
+            schema.m011_search_versions(old.t, 0)[0],
             schema.m012_keyword_versions(old.t, 0)[0],
             schema.m013_entity_vector_versions(old.t, 0)[0],
             *(s for s in schema.m014_rewrite_counts(old.t, 0) if s.startswith("ALTER")),

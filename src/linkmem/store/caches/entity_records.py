@@ -10,7 +10,9 @@ takes its links). A link list is kept as rows of the scope's vector matrix at th
 ``mem_version`` (``linkmem.store.vectors.ScopeMatrix``, in row key order, as the SQL orders
 them): the ids are the matrix's, and a hub's links to the candidates are one gather over a
 mask of the candidates' rows. Any write, by this process or another, moves a version on; the
-next search reads what it needs again (lazily: the entities it matched). The hubs' whole
+next search reads what it needs again (lazily: the entities it matched). On PostgreSQL a
+process's own add carries the entry instead, without the entities it wrote (``advance``,
+``postgres.write_follow``). The hubs' whole
 lists (6.7k links for ~37 hubs a search at 10k memories: 1.4 ms to read, against ~0.5 ms for
 a search's SQL reads of their links to its candidates) are read once the searches at the same
 versions have spent as much on SQL (``LINKS_PER_SEARCH``): a scope written between every few
@@ -114,6 +116,13 @@ class HopIndex:
     def nbytes(self) -> int:
         return _LIST_BYTES * (len(self.of_memory) + len(self.members))
 
+    def replaced(self, entities: Collection[str], links: Iterable[tuple[str, str]]) -> HopIndex:
+        """This index with ``entities`` as their own ``links`` now give them (those of the
+        entities that have 2 to ``max_links`` own links)."""
+        members = self.members.items()
+        kept = ((e, m) for e, memories in members if e not in entities for m in memories)
+        return HopIndex.of_links(self.max_links, [*kept, *links])
+
     def may_reach(self, sources: Sequence[str], excluded: Collection[str]) -> bool:
         """Whether one of ``sources`` (memories of the scope) owns an entity not in
         ``excluded`` that another memory than the sources owns too."""
@@ -208,6 +217,47 @@ class EntityCache(ScopeBudget[ScopeEntities]):
             entry.nbytes += added
             self._bytes += added
             self._evict()
+
+    def hop_max_links(self, scope_id: int, versions: Versions) -> int | None:
+        """The ``max_links`` of the scope's ``HopIndex`` held at exactly ``versions``."""
+        with self._lock:
+            entry = self._entries.get(scope_id)
+            if entry is None or entry.versions != versions or entry.hops is None:
+                return None
+            return entry.hops.max_links
+
+    def advance(
+        self,
+        scope_id: int,
+        before: Versions,
+        after: Versions,
+        dropped: Collection[str],
+        hops: tuple[int, list[tuple[str, str]]] | None = None,
+    ) -> None:
+        """Carry the scope's entry from exactly ``before`` to ``after`` (this process's add,
+        ``postgres.write_follow``), with its count of searches: the records and lists of
+        ``dropped`` (the entities the add linked or inserted) go; the ``HopIndex`` takes
+        ``hops`` (its ``max_links`` and the own links of those of ``dropped`` it now holds,
+        read with the versions after) in place of theirs, and goes without them. Any other
+        entry stays."""
+        with self._lock:
+            entry = self._entries.get(scope_id)
+            if entry is None or entry.versions != before:
+                return
+            gone = sum(_RECORD_BYTES for i in dropped if entry.records.pop(i, None) is not None)
+            for entity_id in dropped:
+                rows = entry.links.pop(entity_id, None)
+                gone += 0 if rows is None else _LIST_BYTES + rows.nbytes
+            index = entry.hops
+            if index is not None and dropped:
+                gone += index.nbytes
+                entry.hops = None
+                if hops is not None and hops[0] == index.max_links:
+                    entry.hops = index.replaced(dropped, hops[1])
+                    gone -= entry.hops.nbytes
+            entry.nbytes -= gone
+            self._bytes -= gone
+            entry.versions = after
 
     def _entry(self, scope_id: int, versions: Versions) -> ScopeEntities | None:
         """The scope's entry at ``versions``, new when the one held is older; None when the

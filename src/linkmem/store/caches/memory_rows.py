@@ -7,7 +7,9 @@ here, each under its scope and the scope's versions (``(ent_version, mem_version
 write of a memory, its metadata alone included, moves one on, by any process), as one
 immutable tuple per memory (``postgres.search_sql.memories_of_ids``' columns before the
 cosine): a search at the same versions takes them from here. Rows read at other versions than
-the search's (a write landed between) are used by that search and not kept.
+the search's (a write landed between) are used by that search and not kept. A process's own
+add, which changes no row held, carries the entry to the versions it leaves (``advance``,
+``postgres.write_follow``).
 
 Bounded: ``DEFAULT_ROW_CACHE_BYTES`` of estimated bytes; past it the least recently searched
 scopes are dropped. Locking: the lock is a leaf (``scope_budget``).
@@ -15,7 +17,7 @@ scopes are dropped. Locking: the lock is a leaf (``scope_budget``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +92,22 @@ class VersionedRows(ScopeBudget[ScopeRows]):
             entry.nbytes += added
             self._bytes += added
             self._evict()
+
+    def advance(
+        self, scope_id: int, before: Versions, after: Versions, dropped: Collection[str] = ()
+    ) -> None:
+        """Carry the scope's entry from exactly ``before`` to ``after`` (this process's add,
+        ``postgres.write_follow``), without the rows of ``dropped``; any other entry stays."""
+        with self._lock:
+            entry = self._entries.get(scope_id)
+            if entry is None or entry.versions != before:
+                return
+            for key in dropped:
+                row = entry.rows.pop(key, None)
+                if row is not None:
+                    entry.nbytes -= self._row_bytes(row)
+                    self._bytes -= self._row_bytes(row)
+            entry.versions = after
 
 
 class RowCache(VersionedRows):

@@ -9,11 +9,13 @@ from linkmem.store.audit import AuditMixin, StoredPostings
 from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import Database
 from linkmem.store.postgres.sql import Tables
+from linkmem.store.postgres.write_follow import WriteFollower
 
 
 class AuditTables(AuditMixin):
     db: Database
     t: Tables
+    follower: WriteFollower
 
     def postings_of(self, ids: Sequence[str]) -> dict[str, StoredPostings]:
         if not ids:
@@ -61,6 +63,7 @@ class AuditTables(AuditMixin):
         with self.db.transaction() as conn:
             # Scopes first, as every writer (``sql.lock_scopes``): the memories' triggers
             # update their rows (``m010_memory_versions``).
+            self.follower.spoil()
             self.db.execute(conn, sql.lock_all_scopes(t))
             self.db.execute(
                 conn,

@@ -258,20 +258,35 @@ class Database:
             yield self._local.conn
             return
         self._local.after_commit = []
+        self._local.before_commit = []
+        self._local.state = {}
         with self.connection() as conn:
             try:
                 with conn.transaction():
                     self._local.in_transaction = True
                     try:
                         yield conn
+                        for last in self._local.before_commit:  # the body succeeded
+                            last(conn)
                     finally:
                         self._local.in_transaction = False
             except psycopg.Error as e:
                 raise wrap_error(e, self.location) from e
             finally:
                 done, self._local.after_commit = self._local.after_commit, []
+                self._local.before_commit, self._local.state = [], {}
         for call in done:  # committed (an exception skips this)
             call()
+
+    def before_commit(self, call: Callable[[Any], None]) -> None:
+        """``call(conn)`` as the last statements of this thread's open transaction, once its
+        body has succeeded (never, when it fails)."""
+        self._local.before_commit.append(call)
+
+    def transaction_state(self) -> dict[str, Any] | None:
+        """What the writers of this thread's open transaction keep for its length (None when
+        none is open)."""
+        return self._local.state if self.in_transaction() else None
 
     def after_commit(self, call: Callable[[], None]) -> None:
         """``call()`` once this thread's open transaction has committed (never, when it rolls

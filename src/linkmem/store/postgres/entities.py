@@ -23,6 +23,7 @@ from linkmem.store.postgres import search_sql, sql
 from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.memories import ef_search, exact_scope_params
 from linkmem.store.postgres.sql import Tables, ann_settings, existing_ids, vector_literal
+from linkmem.store.postgres.write_follow import WriteFollower
 from linkmem.types import EntityRecord, Scope
 
 if TYPE_CHECKING:  # search_near_cache reads this module
@@ -48,6 +49,7 @@ class EntityTables:
     db: Database
     t: Tables
     entity_vectors: EntityVectors
+    follower: WriteFollower
 
     @one_connection
     def find_entities(self, scope: Scope, keys: Sequence[str]) -> dict[str, str]:
@@ -146,6 +148,7 @@ class EntityTables:
                     ),
                 ).fetchall()
                 self._follow_entity_vectors(conn, scope_id, group, dict(seqs))
+                self.follower.wrote_entities(entity_id for entity_id, _ in seqs)
                 out.update(self.find_entities(scope, [e.key for e in group]))
         return out
 
@@ -167,7 +170,8 @@ class EntityTables:
             return
         pairs = sorted(set(pairs))
         with self.db.transaction() as conn:
-            self._lock_scopes_of(conn, self.t.mem, [m for m, _ in pairs])  # type: ignore[attr-defined]
+            self._lock_scopes_of(conn, self.t.mem, [m for m, _ in pairs], appends=True)  # type: ignore[attr-defined]
+            self.follower.wrote_entities(e for _, e in pairs)
             self._require(conn, self.t.mem, {m for m, _ in pairs})
             self._require(conn, self.t.entities, {e for _, e in pairs})
             self.db.execute(

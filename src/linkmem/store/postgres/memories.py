@@ -20,6 +20,7 @@ from linkmem.store.postgres import sql
 from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.dense_cache import DenseCache
 from linkmem.store.postgres.sql import Tables, filter_sql, in_scopes, vector_literal
+from linkmem.store.postgres.write_follow import WriteFollower, lock_with_versions
 from linkmem.types import MemoryRecord, Scope
 
 #: hnsw.ef_search bounds: pgvector's default and its maximum.
@@ -47,6 +48,7 @@ class MemoryTables:
     t: Tables
     dense_cache: DenseCache
     keyword_cache: KeywordCache
+    follower: WriteFollower
     k1: float = bm25.K1
     b: float = bm25.B
 
@@ -60,8 +62,13 @@ class MemoryTables:
             self.db.execute(conn, sql.insert_scope(self.t), params)
             return self.db.execute(conn, sql.select_exact_scope(self.t), params).fetchone()[0]
 
-    def _lock_scopes_of(self, conn: Any, table: str, ids: Sequence[str]) -> None:
-        """Lock the scopes of these rows of ``table`` (see ``sql.lock_scopes``)."""
+    def _lock_scopes_of(
+        self, conn: Any, table: str, ids: Sequence[str], appends: bool = False
+    ) -> None:
+        """Lock the scopes of these rows of ``table`` (see ``sql.lock_scopes``); a writer of
+        more than ``appends`` spoils the transaction's carried caches (``write_follow``)."""
+        if not appends:
+            self.follower.spoil()
         self.db.execute(conn, sql.lock_scopes_of(self.t, table), (list(ids),))
 
     def _scope_ids(self, scope: Scope) -> list[int] | None:
@@ -85,7 +92,10 @@ class MemoryTables:
         groups = _group_by_scope(memories)
         with self.db.transaction() as conn:
             scope_ids = {s: self._scope_id(s) for s in sorted(groups, key=exact_scope_params)}
-            self.db.execute(conn, sql.lock_scopes(self.t), (sorted(scope_ids.values()),))
+            locked = self.db.execute(
+                conn, lock_with_versions(self.t), (sorted(scope_ids.values()),)
+            )
+            self.follower.locked(locked.fetchall())
             for scope in sorted(groups, key=scope_ids.__getitem__):
                 self._put_scope_group(conn, scope_ids[scope], groups[scope])
 

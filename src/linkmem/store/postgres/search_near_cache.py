@@ -128,7 +128,8 @@ def _normalise(vectors: np.ndarray) -> None:
 
 class NearDetails(VersionedRows):
     """Per scope, each entity's near row (``DETAILED``'s columns) as read at its versions and
-    in its shape (``Shape``)."""
+    in its shape (``Shape``); carried across this process's own adds but for the entities
+    they wrote (``write_follow``)."""
 
     def __init__(self, max_bytes: int = DEFAULT_NEAR_BYTES) -> None:
         super().__init__(max_bytes, _near_row_bytes, _SCOPE_BYTES)

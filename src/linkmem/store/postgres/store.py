@@ -24,6 +24,7 @@ from linkmem.store.postgres.search_near_cache import EntityVectors, NearDetails
 from linkmem.store.postgres.search_reads import SearchReads
 from linkmem.store.postgres.sql import Tables
 from linkmem.store.postgres.transfer import TransferTables
+from linkmem.store.postgres.write_follow import WriteFollower
 from linkmem.store.prefetch import SearchPlan
 from linkmem.types import HistoryEvent
 
@@ -68,6 +69,8 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         # Their entity vectors and the near read's rows (``search_near_cache``), likewise.
         self.entity_vectors = EntityVectors(self.db, self.t, dim)
         self.near_details = NearDetails()
+        # Those carried across this process's own adds (``write_follow``).
+        self.follower = WriteFollower(self.db, self.t, self)
         try:
             self.applied_on_open = schema.migrate(self.db, self.t, dim)
         except BaseException:
@@ -221,6 +224,7 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         """Delete every memory, entity, link and history row; scope rows stay, emptied, and
         meta and API keys are untouched."""
         with self.db.transaction() as conn:
+            self.follower.spoil()
             self.db.execute(conn, sql.lock_all_scopes(self.t))
             for table in (
                 self.t.links,

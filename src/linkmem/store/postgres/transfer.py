@@ -15,6 +15,7 @@ from linkmem.store.postgres.connection import Database, wrap_error
 from linkmem.store.postgres.driver import psycopg
 from linkmem.store.postgres.memories import record_from_row
 from linkmem.store.postgres.sql import MEMORY_COLUMNS, Tables, vector_literal
+from linkmem.store.postgres.write_follow import WriteFollower
 from linkmem.store.transfer import ImportedEntity, runs
 from linkmem.store.transfer_mixin import TransferMixin
 from linkmem.types import EntityRecord, HistoryEvent, MemoryRecord, Scope
@@ -70,6 +71,7 @@ class TransferTables(TransferMixin):
 
     db: Database
     t: Tables
+    follower: WriteFollower
 
     def _snapshot(self) -> AbstractContextManager[Any]:
         return self.db.snapshot()
@@ -121,6 +123,7 @@ class TransferTables(TransferMixin):
             scope_ids = [self._scope_id(g[0].entity.scope) for g in groups]  # type: ignore[attr-defined]
             # Locked before any seq is drawn, as every writer does: a scope's seqs then grow
             # in commit order, which the appended loads rely on (``m014_rewrite_counts``).
+            self.follower.spoil()
             self.db.execute(conn, sql.lock_scopes(self.t), (sorted(set(scope_ids)),))
             for group, scope_id in zip(groups, scope_ids, strict=True):
                 columns = [

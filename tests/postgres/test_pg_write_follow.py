@@ -1,0 +1,135 @@
+"""A process's own adds carry its PostgreSQL search caches to the versions they leave
+(``linkmem.store.postgres.write_follow``): the pool's rows, the near rows, the entity records,
+hub lists and hop index stay, but for the entities the add linked or inserted; any other
+write in the transaction carries nothing. Answers are the plain path's."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from pg_cache_helpers import ENTITY_POOL, opened, reader_and_writer, scores_as_servers
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from search_reads_cases import QUERIES, seed
+from test_pg_search_reads import RoundTripCounter
+
+from linkmem import Memory
+from linkmem.store.caches.entity_records import HopIndex
+from linkmem.store.postgres.search_entity_cache import hop_links
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+def two(pg_dsn_18: str) -> Any:
+    with reader_and_writer(pg_dsn_18, ENTITY_POOL) as pair:
+        yield pair
+
+
+def versions(memory: Memory) -> tuple[int, tuple[int, int]]:
+    """alice's scope's id and (ent_version, mem_version)."""
+    store: Any = memory.store
+    t = store.t
+    rows = store.db.rows(
+        f"SELECT id, ent_version, mem_version FROM {t.scopes} WHERE user_id = 'alice'"
+    )
+    return int(rows[0][0]), (int(rows[0][1]), int(rows[0][2]))
+
+
+def warmed(memory: Memory) -> None:
+    for _ in range(3):  # lists, hop index and entity vectors are read from the second search
+        scores_as_servers(memory)
+
+
+def held_at(memory: Memory, scope_id: int) -> dict[str, Any]:
+    """The versions each carried cache holds the scope at (None: no entry)."""
+    store: Any = memory.store
+    out = {}
+    for name in ("row_cache", "near_details", "entity_cache"):
+        entry = getattr(store, name)._entries.get(scope_id)
+        out[name] = None if entry is None else entry.versions
+    return out
+
+
+def test_an_own_add_carries_the_caches_but_what_it_linked(two: Any) -> None:
+    reader, _ = two
+    warmed(reader)
+    scope_id, before = versions(reader)
+    assert set(held_at(reader, scope_id).values()) == {before}
+    store: Any = reader.store
+    max_links = store.entity_cache.hop_max_links(scope_id, before)
+    assert max_links is not None
+    # "Max" has many links, Rare1 two (in the hop index), Zelda none yet.
+    linked = reader.add("Max met Rare1 and Zelda Quill in the park", user_id="alice")
+    _, after = versions(reader)
+    assert after != before
+    assert set(held_at(reader, scope_id).values()) == {after}
+    entities = store.db.rows(
+        f"SELECT e.id FROM {store.t.links} l JOIN {store.t.entities} e ON e.id = l.entity "
+        "WHERE l.memory = %s",
+        [linked["results"][0]["id"]],
+    )
+    touched = {r[0] for r in entities}
+    assert len(touched) == 3
+    assert not store.entity_cache.lookup(scope_id, after, touched, False)
+    assert not store.entity_cache.lookup(scope_id, after, touched, True)
+    # The hop index carried is the one the server gives now.
+    rows = store.db.rows(hop_links(store.t), [max_links, scope_id])
+    fresh = HopIndex.of_links(max_links, [(r[2], r[3]) for r in rows if r[2] is not None])
+    carried = store.entity_cache.hop_index(scope_id, after, max_links)
+    assert carried is not None
+    assert {e: set(m) for e, m in carried.members.items()} == {
+        e: set(m) for e, m in fresh.members.items()
+    }
+    scores_as_servers(reader)  # the carried caches answer as the server
+
+
+@pytest.mark.parametrize("write", ["update", "delete", "add and update"])
+def test_other_writes_carry_nothing(two: Any, write: str) -> None:
+    reader, _ = two
+    warmed(reader)
+    scope_id, before = versions(reader)
+    some = reader.get_all(user_id="alice", limit=2)["results"]
+    if write == "update":
+        reader.update(some[0]["id"], "Max walks the dog in Lisbon", user_id="alice")
+    elif write == "delete":
+        reader.delete(some[0]["id"], user_id="alice")
+    else:  # both in one transaction: the update spoils the add's carry
+        with reader.store.transaction():
+            reader.add("Max met Zelda Quill", user_id="alice")
+            reader.update(some[1]["id"], "Ana Lopez in Rome", user_id="alice")
+    _, after = versions(reader)
+    assert after != before
+    assert after not in set(held_at(reader, scope_id).values())
+    scores_as_servers(reader)
+
+
+def test_searches_after_an_own_add_send_one_round_trip(pg_dsn_18: str) -> None:
+    collection = "f_" + uuid.uuid4().hex[:12]
+    seed(opened(pg_dsn_18, collection, ENTITY_POOL)).close()
+    parts = conninfo_to_dict(pg_dsn_18)
+    proxy = RoundTripCounter(str(parts.get("host") or "127.0.0.1"), int(parts.get("port") or 5432))
+    dsn = make_conninfo(pg_dsn_18, host="127.0.0.1", port=proxy.port)
+    memory = opened(dsn, collection, ENTITY_POOL, pool_max=1)
+
+    def round_trips() -> list[int]:
+        counts = []
+        for query in QUERIES:
+            before = proxy.count
+            memory.search(query, user_id="alice", top_k=8)
+            counts.append(proxy.count - before)
+        return counts
+
+    try:
+        warmed(memory)
+        assert round_trips() == [1] * len(QUERIES)
+        # New names: before, each search after the add read its pool's rows, the hubs'
+        # lists, the hop index and the near rows again (3-4 round trips).
+        memory.add("Zelda Quill swims near Oslo", user_id="alice")
+        after = round_trips()
+        assert max(after) <= 2 and sum(after) <= len(QUERIES) + 2, after  # what the add wrote
+        assert round_trips() == [1] * len(QUERIES)
+    finally:
+        memory.close()
+        proxy.close()
