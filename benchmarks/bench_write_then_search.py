@@ -13,10 +13,11 @@ search reads again. Here one scope of ``--size`` memories (``bench_core.make_tex
 entities on, the default models loaded once) is searched ``--queries`` times, every second
 search right after one ``add`` of a new text (``own``: by this process; ``other``: by a
 second process with its own ``Memory``), alternating, so both kinds of search see the same
-machine. SQLite always; PostgreSQL too with ``--dsn`` (the scope is loaded on first use and
-kept: rerun on the same database for an A/B). ``--store DIR`` keeps the SQLite store too.
-Prints and writes (``--out``, default ``benchmarks/results/write_then_search.json``) the
-p50 / p90 of each kind, the add's p50, and the machine's load.
+machine; before them (``none``), new queries with no write, after twice as many of them.
+SQLite always; PostgreSQL too with ``--dsn`` (the scope is loaded on first use and kept:
+rerun on the same database for an A/B). ``--store DIR`` keeps the SQLite store too. Prints
+and writes (``--out``, default ``benchmarks/results/write_then_search.json``) the p50 / p90
+of each kind, the add's p50, and the machine's load.
 """
 
 from __future__ import annotations
@@ -128,10 +129,29 @@ def child(backend: str, where: str) -> None:
         memory.close()
 
 
+def measure_quiet(memory: Memory, n_queries: int, seed: int) -> dict[str, Any]:
+    """New queries with no write between them, after twice as many (what the caches then
+    hold: a long-running server's searches of a scope that is not written)."""
+    queries = make_queries(3 * n_queries, seed=seed)
+    for query in queries[: 2 * n_queries]:
+        memory.search(query, user_id=SCOPE)
+    times = []
+    for query in queries[2 * n_queries :]:
+        start = time.perf_counter()
+        memory.search(query, user_id=SCOPE)
+        times.append((time.perf_counter() - start) * 1e3)
+    return {
+        "search_p50_ms": round(statistics.median(times), 2),
+        "search_p90_ms": percentile(times, 0.9),
+    }
+
+
 def measure_both(memory: Memory, backend: str, where: str, n_queries: int) -> dict[str, Any]:
-    """``measure`` with this process's adds, then with another process's (new texts each)."""
+    """``measure_quiet``, then ``measure`` with this process's adds, then with another
+    process's (new texts each)."""
     seed = int(time.time()) % 100_000  # a rerun on kept stores adds different memories
-    out = {"own": measure(memory, n_queries, seed, lambda t: memory.add(t, user_id=SCOPE))}
+    out: dict[str, Any] = {"none": measure_quiet(memory, n_queries, seed + 3)}
+    out["own"] = measure(memory, n_queries, seed, lambda t: memory.add(t, user_id=SCOPE))
     other = OtherProcess(backend, where)
     try:
         out["other"] = measure(memory, n_queries, seed + 7, other.add)

@@ -43,6 +43,8 @@ class ScopeRows:
     shape: Hashable
     nbytes: int
     rows: dict[str, Row] = field(default_factory=dict)
+    filled: int = 0  # the scope's memories (in seq order) read whole up to here
+    paging: bool = False  # a page of them is being read
 
 
 class VersionedRows(ScopeBudget[ScopeRows]):
@@ -84,14 +86,18 @@ class VersionedRows(ScopeBudget[ScopeRows]):
                 self._entries[scope_id] = entry
                 self._bytes += entry.nbytes
             self._entries.move_to_end(scope_id)
-            added = 0
-            for memory_id, row in rows.items():
-                if memory_id not in entry.rows:
-                    entry.rows[memory_id] = row
-                    added += self._row_bytes(row)
-            entry.nbytes += added
-            self._bytes += added
-            self._evict()
+            self._add(entry, rows)
+
+    def _add(self, entry: ScopeRows, rows: Mapping[str, Row]) -> None:
+        """Keep ``rows`` in ``entry``, then keep to the budget. Called with the lock held."""
+        added = 0
+        for memory_id, row in rows.items():
+            if memory_id not in entry.rows:
+                entry.rows[memory_id] = row
+                added += self._row_bytes(row)
+        entry.nbytes += added
+        self._bytes += added
+        self._evict()
 
     def advance(
         self, scope_id: int, before: Versions, after: Versions, dropped: Collection[str] = ()
@@ -111,10 +117,34 @@ class VersionedRows(ScopeBudget[ScopeRows]):
 
 
 class RowCache(VersionedRows):
-    """memory id -> its record row, per scope at its versions."""
+    """memory id -> its record row, per scope at its versions; a scope searched often enough
+    is read whole, a page at a time (``postgres.scope_rows``)."""
 
     def __init__(self, max_bytes: int = DEFAULT_ROW_CACHE_BYTES) -> None:
         super().__init__(max_bytes, _record_bytes, _ROW_BYTES)
+
+    def claim_page(self, scope_id: int, versions: Versions, total: int) -> ScopeRows | None:
+        """The scope's entry at exactly ``versions``, marked as paging, when it has read fewer
+        than ``total`` of its memories whole and no page is being read (None: nothing to do)."""
+        with self._lock:
+            entry = self._entries.get(scope_id)
+            if entry is None or entry.versions != versions or entry.shape is not None:
+                return None
+            if entry.paging or entry.filled >= total:
+                return None
+            entry.paging = True
+            return entry
+
+    def keep_page(
+        self, scope_id: int, entry: ScopeRows, versions: Versions, rows: Mapping[str, Row], end: int
+    ) -> None:
+        """End ``entry``'s page: keep ``rows`` (read at ``versions``) and read on from ``end``
+        next time, while it is still the scope's entry at those versions."""
+        with self._lock:
+            entry.paging = False
+            if self._entries.get(scope_id) is entry and entry.versions == versions:
+                self._add(entry, rows)
+                entry.filled = max(entry.filled, end)
 
 
 def _record_bytes(row: Row) -> int:

@@ -51,6 +51,7 @@ def search_reads(store: Any, plan: SearchPlan) -> Iterator[SearchReads]:
                 db.prepares_searches = db.prepares_searches and lost
                 reads = _first_batches(store, plan, held, True, db.prepares_searches)
         yield reads
+    store.row_pages.after_search(reads.searched_view())
 
 
 def _first_batches(

@@ -82,6 +82,10 @@ class CachedEntityReads:
     _hub_lists: dict[str, np.ndarray] | None = None
     _view: ScopeView | None = None
 
+    def searched_view(self) -> ScopeView | None:
+        """The one scope this search read from the process's matrices (None: not so)."""
+        return self._view
+
     def _queue_hop_index(self, conn: Any) -> Any | None:
         """When the dense reads come from cached matrices: open the view, and queue the read
         of its ``HopIndex`` when not held and the searches before call for it (None: none)."""

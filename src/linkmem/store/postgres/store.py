@@ -19,6 +19,7 @@ from linkmem.store.postgres.dense_cache import DenseCache
 from linkmem.store.postgres.entities import EntityTables
 from linkmem.store.postgres.keys import KeyTables
 from linkmem.store.postgres.memories import MemoryTables
+from linkmem.store.postgres.scope_rows import ScopeRowPages
 from linkmem.store.postgres.search_connections import search_reads
 from linkmem.store.postgres.search_near_cache import EntityVectors, NearDetails
 from linkmem.store.postgres.search_reads import SearchReads
@@ -71,6 +72,8 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         self.near_details = NearDetails()
         # Those carried across this process's own adds (``write_follow``).
         self.follower = WriteFollower(self.db, self.t, self)
+        # A searched scope's rows read whole, a page after each search (``scope_rows``).
+        self.row_pages = ScopeRowPages(self.db, self.t, self.row_cache)
         try:
             self.applied_on_open = schema.migrate(self.db, self.t, dim)
         except BaseException:
