@@ -26,19 +26,15 @@ has replaced since, or one held at other versions, stays as it is.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from linkmem.store.caches.following import Following, HopRows, Stamp, Versions
 from linkmem.store.postgres.connection import Database
 from linkmem.store.postgres.sql import Tables
 
-#: A scope's (ent_version, mem_version), then its rewrite counts.
-Stamp = tuple[int, ...]
-#: A scope carried: its stamps before and after, and its hop index's rows of the entities
-#: written (``caches.entity_records.EntityCache.advance``).
-Carried = tuple[int, Stamp, Stamp, "tuple[int, list[tuple[str, str]]] | None"]
-
 _COLUMNS = "id, ent_version, mem_version, mem_rewrites, ev_rewrites, kw_rewrites"
+#: A scope carried: its versions before and after, and its hop index's rows.
+Carried = tuple[int, Versions, Versions, HopRows]
 
 
 def lock_with_versions(t: Tables) -> str:
@@ -65,15 +61,6 @@ def stamps_and_hops(t: Tables, hops: bool) -> str:
     )
 
 
-@dataclass
-class Following:
-    """One transaction's adds: each scope's stamp as first locked, the entities written."""
-
-    before: dict[int, Stamp] = field(default_factory=dict)
-    entities: set[str] = field(default_factory=set)
-    spoiled: bool = False
-
-
 class WriteFollower:
     """Notes an open transaction's adds and carries the caches after its commit."""
 
@@ -88,10 +75,8 @@ class WriteFollower:
         following = self._following(create=True)
         if following is None or following.spoiled:
             return
-        first = not following.before
-        for scope_id, *stamp in rows:
-            following.before.setdefault(scope_id, tuple(stamp))
-        if first and following.before:
+        first = [following.began(scope_id, tuple(stamp)) for scope_id, *stamp in rows]
+        if any(first):
             self._db.before_commit(self._stamp_after)
 
     def wrote_entities(self, entity_ids: Iterable[str]) -> None:
@@ -134,25 +119,21 @@ class WriteFollower:
             after[scope_id] = tuple(stamp)
             if entity_id is not None:
                 hop_links.setdefault(scope_id, []).append((entity_id, memory_id))
-        carried = [
-            (scope_id, stamp, after[scope_id], _hops(max_links, hop_links.get(scope_id, [])))
-            for scope_id, stamp in following.before.items()
-            if scope_id in after and after[scope_id][2:] == stamp[2:]
+        carried: list[Carried] = [
+            (scope_id, was, now, _hops(max_links, hop_links.get(scope_id, [])))
+            for scope_id, was, now in following.carried(after)
         ]
-        entities_written = frozenset(following.entities)
+        entities = frozenset(following.entities)
         if carried:
-            self._db.after_commit(lambda: self._carry(carried, entities_written))
+            self._db.after_commit(lambda: self._carry(carried, entities))
 
     def _carry(self, carried: list[Carried], entities: frozenset[str]) -> None:
         store = self._store
-        for scope_id, before, after, hops in carried:
-            was, now = (before[0], before[1]), (after[0], after[1])
+        for scope_id, was, now, hops in carried:
             store.row_cache.advance(scope_id, was, now)
             store.near_details.advance(scope_id, was, now, entities)
             store.entity_cache.advance(scope_id, was, now, entities, hops)
 
 
-def _hops(
-    max_links: int | None, links: list[tuple[str, str]]
-) -> tuple[int, list[tuple[str, str]]] | None:
+def _hops(max_links: int | None, links: list[tuple[str, str]]) -> HopRows:
     return None if max_links is None else (max_links, links)

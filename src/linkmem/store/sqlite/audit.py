@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from linkmem.store.audit import AuditMixin, StoredPostings
 from linkmem.store.base import iter_chunks
 from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
 
+if TYPE_CHECKING:  # write_follow reads the store
+    from linkmem.store.sqlite.write_follow import WriteFollower
+
 
 class AuditTables(AuditMixin):
     db: Connection
     c: str
+    follower: WriteFollower
 
     def postings_of(self, ids: Sequence[str]) -> dict[str, StoredPostings]:
         found: dict[str, StoredPostings] = {}
@@ -72,6 +77,7 @@ class AuditTables(AuditMixin):
                 f"INSERT INTO {self.c}_terms SELECT scope_id, term, count(*) "
                 f"FROM {self.c}_postings GROUP BY scope_id, term"
             )
+            self.follower.spoil()
             of_scope = f"FROM {self.c} m WHERE m.scope_id = {self.c}_scopes.id"
             self.db.run(
                 f"UPDATE {self.c}_scopes SET n_docs = (SELECT count(*) {of_scope}), "

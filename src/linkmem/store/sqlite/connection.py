@@ -35,6 +35,9 @@ class Connection:
         self.lock = threading.RLock()
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
+        self._before_commit: list[Callable[[], None]] = []
+        #: What the writers of the open write transaction keep for its length.
+        self.state: dict[str, Any] = {}
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -49,8 +52,11 @@ class Connection:
                 return
             self._begin()
             self._depth = 1
+            self._before_commit, self.state = [], {}
             try:
                 yield
+                for last in self._before_commit:  # the body succeeded
+                    last()
             except BaseException:
                 self._depth = 0
                 self._after_commit.clear()
@@ -69,6 +75,11 @@ class Connection:
         """Whether this connection is inside a transaction (hold ``lock`` to ask for one's
         own thread: another thread's transaction holds it)."""
         return self._depth > 0
+
+    def before_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` as the last statements of the current write transaction, once its
+        body has succeeded (never, when it fails)."""
+        self._before_commit.append(callback)
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the current write transaction has committed (dropped if it

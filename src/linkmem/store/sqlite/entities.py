@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from linkmem.store.sqlite.memories import scope_loader
 from linkmem.store.sqlite.sql import exact_scope_params, scope_where
 from linkmem.store.vectors import MatrixCache, encode, top_k_many
 from linkmem.types import EntityRecord, Scope
+
+if TYPE_CHECKING:  # write_follow reads the store
+    from linkmem.store.sqlite.write_follow import WriteFollower
 
 _ORDERS = {
     "links": "link_count DESC, e.key, e.rowid",
@@ -37,6 +40,7 @@ class EntityTables:
 
     db: Connection
     c: str
+    follower: WriteFollower
 
     def _init_entities(self, dim: int, cache_bytes: int) -> None:
         loader = scope_loader(
@@ -121,10 +125,12 @@ class EntityTables:
                     [(e.id, scope_id, e.key, e.text, e.kind, now, encode(e.vector)) for e in group],
                 )
                 version = self._version(scope_id, "ent_version")  # type: ignore[attr-defined]
-                self._bump([scope_id], "ent_version")  # type: ignore[attr-defined]
+                self._bump([scope_id], "ent_version", append=True)  # type: ignore[attr-defined]
                 found = self.find_entities(scope, [e.key for e in group])
                 out.update(found)
-                self._extend_cache(scope_id, version, [e for e in group if found[e.key] == e.id])
+                inserted = [e for e in group if found[e.key] == e.id]
+                self.follower.wrote_entities(e.id for e in inserted)
+                self._extend_cache(scope_id, version, inserted)
         return out
 
     def _extend_cache(self, scope_id: int, version: int, inserted: list[NewEntity]) -> None:
@@ -169,7 +175,8 @@ class EntityTables:
                 f"INSERT INTO {self.c}_links (entity, memory, own) VALUES (?, ?, ?) {_OWN_WINS}",
                 [(entities[e], memories[m], int(own)) for m, e in pairs],
             )
-            self._links_changed("rowid", list(entities.values()))
+            self.follower.wrote_entities(entities)
+            self._links_changed("rowid", list(entities.values()), append=True)
 
     def unlink_memories(self, memory_ids: Sequence[str]) -> list[str]:
         touched: set[str] = set()
@@ -189,7 +196,7 @@ class EntityTables:
             self._links_changed("id", sorted(touched))
         return sorted(touched)
 
-    def _links_changed(self, column: str, entities: Sequence[Any]) -> None:
+    def _links_changed(self, column: str, entities: Sequence[Any], append: bool = False) -> None:
         """Bump the ``ent_version`` of the scopes of ``entities`` (their ``column``: id or
         rowid), whose links changed: the entity cache (``entity_cache``) holds link lists at
         it. Their vectors did not change: a cached matrix moves to the new version with the
@@ -207,7 +214,7 @@ class EntityTables:
         no_rows = np.zeros((0, self.dim), dtype=np.float32)  # type: ignore[attr-defined]
         for scope_id in sorted(scopes):
             version = self._version(scope_id, "ent_version")  # type: ignore[attr-defined]
-            self._bump([scope_id], "ent_version")  # type: ignore[attr-defined]
+            self._bump([scope_id], "ent_version", append)  # type: ignore[attr-defined]
             self.db.after_commit(
                 lambda s=scope_id, v=version: self.entity_vectors.extend(
                     s, (v, v + 1), [], [], no_rows

@@ -17,6 +17,7 @@ from linkmem.store.caches.entity_records import (
     ScopeView,
     Versions,
 )
+from linkmem.store.sqlite.connection import placeholders
 
 __all__ = [
     "DEFAULT_ENTITY_CACHE_BYTES",
@@ -39,20 +40,27 @@ def read_hop_index(
     snapshot. An entity's own links are walked only up to the ``max_links``-th."""
     c, db = store.c, store.db
     with db.snapshot() as committed:
-        links = db.rows(
-            f"SELECT e.id, m.id FROM {c}_entities e "
-            f"JOIN {c}_links l ON l.entity = e.rowid AND l.own JOIN {c} m ON m.rowid = l.memory "
-            f"WHERE e.scope_id = ? AND EXISTS (SELECT 1 FROM {c}_links o "
-            "WHERE o.entity = e.rowid AND o.own LIMIT 1 OFFSET 1) AND NOT EXISTS (SELECT 1 "
-            f"FROM {c}_links o WHERE o.entity = e.rowid AND o.own LIMIT 1 OFFSET ?) "
-            "ORDER BY e.rowid, m.rowid",
-            [scope_id, max(0, max_links)],
-        )
+        links = db.rows(hop_links(c), [scope_id, max(0, max_links)])
         versions = db.rows(
             f"SELECT ent_version, mem_version FROM {c}_scopes WHERE id = ?", [scope_id]
         )
     found = (versions[0][0], versions[0][1]) if versions else None
     return HopIndex.of_links(max_links, links), found, committed
+
+
+def hop_links(c: str, of_entities: int = 0) -> str:
+    """The own links (entity id, memory id) of the scope ``?``'s entities of 2 to ``?`` own
+    links, by entity and memory rowid; with ``of_entities``, only of that many entity ids
+    (``?`` each, after the scope's)."""
+    among = f" AND e.id IN ({placeholders(of_entities)})" if of_entities else ""
+    return (
+        f"SELECT e.id, m.id FROM {c}_entities e "
+        f"JOIN {c}_links l ON l.entity = e.rowid AND l.own JOIN {c} m ON m.rowid = l.memory "
+        f"WHERE e.scope_id = ?{among} AND EXISTS (SELECT 1 FROM {c}_links o "
+        "WHERE o.entity = e.rowid AND o.own LIMIT 1 OFFSET 1) AND NOT EXISTS (SELECT 1 "
+        f"FROM {c}_links o WHERE o.entity = e.rowid AND o.own LIMIT 1 OFFSET ?) "
+        "ORDER BY e.rowid, m.rowid"
+    )
 
 
 #: The name the tests and older callers use.

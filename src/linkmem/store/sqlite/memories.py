@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from linkmem.store.vectors import (
     top_k_many,
 )
 from linkmem.types import MemoryRecord, Scope
+
+if TYPE_CHECKING:  # write_follow reads the store
+    from linkmem.store.sqlite.write_follow import WriteFollower
 
 _INSERT_POSTINGS = (
     "INSERT INTO {c}_postings (scope_id, memory, term, tf, doc_len, ctx, ctx_len) "
@@ -102,6 +105,7 @@ class MemoryTables(KeywordTables):
 
     db: Connection
     c: str
+    follower: WriteFollower
 
     def _init_memories(self, dim: int, cache_bytes: int) -> None:
         loader = scope_loader(self.db, self.c, f"{self.c}_scopes", "mem_version", "mem_rewrites")
@@ -130,7 +134,11 @@ class MemoryTables(KeywordTables):
     def _version(self, scope_id: int, column: str) -> int:
         return self.db.rows(f"SELECT {column} FROM {self.c}_scopes WHERE id = ?", (scope_id,))[0][0]
 
-    def _bump(self, scope_ids: Sequence[int], column: str) -> None:
+    def _bump(self, scope_ids: Sequence[int], column: str, append: bool = False) -> None:
+        """Move the scopes' ``column`` on; a write of more than an ``append`` spoils the
+        transaction's carried entity cache (``write_follow``)."""
+        if not append:
+            self.follower.spoil()
         self.db.run_many(
             f"UPDATE {self.c}_scopes SET {column} = {column} + 1 WHERE id = ?",
             [(s,) for s in set(scope_ids)],
@@ -172,7 +180,9 @@ class MemoryTables(KeywordTables):
             for posting in rows_of_memory
         ]
         self.db.run_many(_INSERT_POSTINGS.format(c=self.c), postings)
-        version = self._version(scope_id, "mem_version")
+        stamp = self.follower.stamp(scope_id)
+        self.follower.began(scope_id, stamp)
+        version = stamp[1]
         self.db.run(
             f"UPDATE {self.c}_scopes SET n_docs = n_docs + ?, total_len = total_len + ?, "
             "ctx_total = ctx_total + ?, mem_version = mem_version + 1 WHERE id = ?",
@@ -281,6 +291,7 @@ class MemoryTables(KeywordTables):
         )
         if not rows:
             return
+        self.follower.spoil()
         rowids = [r[0] for r in rows]
         rmarks = placeholders(len(rowids))
         self.db.run(f"DELETE FROM {self.c}_postings WHERE memory IN ({rmarks})", rowids)

@@ -18,6 +18,7 @@ from linkmem.store.sqlite.keys import KeyTables
 from linkmem.store.sqlite.memories import MemoryTables
 from linkmem.store.sqlite.search_reads import SearchReads, search_reads
 from linkmem.store.sqlite.transfer import TransferTables
+from linkmem.store.sqlite.write_follow import WriteFollower
 from linkmem.store.vectors import DEFAULT_CACHE_BYTES
 from linkmem.types import HistoryEvent
 
@@ -46,6 +47,8 @@ class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables, KeyTa
             schema.migrate(self.db.raw, self.c)
         self._init_memories(dim, cache_bytes)
         self._init_entities(dim, cache_bytes)
+        # The entity cache carried across this process's own adds (``write_follow``).
+        self.follower = WriteFollower(self)
 
     @classmethod
     def from_settings(cls, settings: object, dim: int) -> SQLiteStore:
@@ -127,6 +130,7 @@ class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables, KeyTa
     def reset(self) -> None:
         """Delete memories, entities, links and history; meta and API keys stay."""
         with self.db.transaction():
+            self.follower.spoil()
             for suffix in ["_links", "_postings", "_terms", "_entities", "", "_history"]:
                 self.db.run(f"DELETE FROM {self.c}{suffix}")
             # Scope rows stay (with bumped versions) so no process keeps a stale cached matrix.

@@ -1,0 +1,51 @@
+"""The adds of one write transaction, for carrying the search caches across them.
+
+A scope's entity cache entry (and on PostgreSQL its rows and near rows) is held at its
+``(ent_version, mem_version)``, which every write moves on. A transaction whose writes to a
+scope were adds alone (memories, their postings, entities, links to them) changed nothing
+a held entry says but about the entities it wrote, so its entries are carried to the
+versions it leaves (``postgres.write_follow``, ``sqlite.write_follow``): each backend notes
+the scope's stamp as its first add found it, the entities written, and any other write
+(``spoil``); reads the stamps again just before the commit; and, after it, carries the
+scopes whose rewrite counts (deleted or changed memory and entity vectors and postings, kept
+by triggers) did not move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: A scope's (ent_version, mem_version), then its rewrite counts.
+Stamp = tuple[int, ...]
+#: A scope's (ent_version, mem_version).
+Versions = tuple[int, int]
+#: The ``HopIndex`` bound the rows were read for, and the own links of the written entities
+#: that it now holds (None: not read, the index goes).
+HopRows = tuple[int, list[tuple[str, str]]] | None
+
+
+@dataclass
+class Following:
+    """One transaction's adds: each scope's stamp as first written, the entities written."""
+
+    before: dict[int, Stamp] = field(default_factory=dict)
+    entities: set[str] = field(default_factory=set)
+    spoiled: bool = False
+
+    def began(self, scope_id: int, stamp: Stamp) -> bool:
+        """Note a scope's stamp before this transaction's first add to it; whether this is
+        the transaction's first followed scope."""
+        first = not self.before
+        self.before.setdefault(scope_id, tuple(stamp))
+        return first and not self.spoiled
+
+    def carried(self, after: dict[int, Stamp]) -> list[tuple[int, Versions, Versions]]:
+        """The scopes to carry (none when spoiled): those whose rewrite counts did not move,
+        with their versions before and ``after``."""
+        if self.spoiled:
+            return []
+        return [
+            (scope_id, (stamp[0], stamp[1]), (after[scope_id][0], after[scope_id][1]))
+            for scope_id, stamp in self.before.items()
+            if scope_id in after and after[scope_id][2:] == stamp[2:]
+        ]
