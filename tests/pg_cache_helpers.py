@@ -4,15 +4,18 @@ checked against the server's reads."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from helpers import CapitalisedWordsExtractor
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from search_reads_cases import QUERIES, plain_reads, seed
 
 from linkmem import Memory
@@ -46,6 +49,67 @@ def reader_and_writer(
     finally:
         reader.close()
         writer.close()
+
+
+class RoundTripCounter:
+    """A TCP proxy in front of the server that counts round trips: each time the client sends
+    after the server has answered it, a new one starts."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.count = 0
+        self._last = "server"
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            for args in ((client, server, "client"), (server, client, "server")):
+                threading.Thread(target=self._pump, args=args, daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, side: str) -> None:
+        while data := _recv(src):
+            with self._lock:
+                if side == "client" and self._last == "server":
+                    self.count += 1
+                self._last = side
+                dst.sendall(data)
+        dst.close()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _recv(sock: socket.socket) -> bytes:
+    try:
+        return sock.recv(65536)
+    except OSError:
+        return b""
+
+
+@contextmanager
+def counted_round_trips(
+    dsn: str, collection: str, retrieval: Mapping[str, Any] | None = None
+) -> Iterator[tuple[Memory, Any]]:
+    """``collection`` opened with a pool of one connection through a proxy that counts its
+    round trips (``RoundTripCounter``): the ``Memory`` and the proxy."""
+    parts = conninfo_to_dict(dsn)
+    proxy = RoundTripCounter(str(parts.get("host") or "127.0.0.1"), int(parts.get("port") or 5432))
+    memory = opened(
+        make_conninfo(dsn, host="127.0.0.1", port=proxy.port), collection, retrieval, pool_max=1
+    )
+    try:
+        yield memory, proxy
+    finally:
+        memory.close()
+        proxy.close()
 
 
 def in_another_process(dsn: str, collection: str, code: str) -> str:

@@ -91,3 +91,21 @@ def results(memory: Memory, query: str, **kwargs: Any) -> list[tuple[Any, ...]]:
 
 def all_results(memory: Memory) -> list[list[tuple[Any, ...]]]:
     return [results(memory, q, **case) for q in QUERIES for case in CASES]
+
+
+#: Writes that are not adds alone, for the tests of the caches carried across adds.
+OTHER_WRITES = ["update", "delete", "add and update"]
+
+
+def other_write(memory: Memory, write: str) -> None:
+    """One of ``OTHER_WRITES`` to alice's scope (the last two in one transaction: the update
+    spoils the add's carry)."""
+    some = memory.get_all(user_id="alice", limit=2)["results"]
+    if write == "update":
+        memory.update(some[0]["id"], "Max walks the dog in Lisbon", user_id="alice")
+    elif write == "delete":
+        memory.delete(some[0]["id"], user_id="alice")
+    else:
+        with memory.store.transaction():
+            memory.add("Max met Zelda Quill", user_id="alice")
+            memory.update(some[1]["id"], "Ana Lopez in Rome", user_id="alice")

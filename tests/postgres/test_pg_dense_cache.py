@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pg_cache_helpers import add_from_another_process, opened, reader_and_writer
+from pg_cache_helpers import add_from_another_process, opened
 from search_reads_cases import plain_reads, seed
 
 from linkmem import Memory
@@ -49,13 +49,6 @@ def same_as_server(memory: Memory, query: str = QUERY) -> list[tuple[str, str, f
     assert [h[:2] for h in got] == [h[:2] for h in plain]
     assert np.allclose([h[2] for h in got], [h[2] for h in plain], atol=2e-6)
     return got
-
-
-@pytest.fixture
-def two(pg_dsn_18: str) -> Any:
-    """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
-    with reader_and_writer(pg_dsn_18) as pair:
-        yield pair
 
 
 def test_another_writers_add_update_and_delete_are_seen_at_once(two: Any) -> None:

@@ -11,7 +11,6 @@ import pytest
 from pg_cache_helpers import (
     ENTITY_POOL,
     assert_same_scores,
-    reader_and_writer,
     scores_as_servers,
     scores_of,
 )
@@ -23,11 +22,7 @@ from linkmem.types import Scope
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-def two(pg_dsn_18: str) -> Any:
-    """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
-    with reader_and_writer(pg_dsn_18, ENTITY_POOL) as pair:
-        yield pair
+RETRIEVAL = ENTITY_POOL  # the ``two`` fixture's (conftest)
 
 
 def recorded(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:

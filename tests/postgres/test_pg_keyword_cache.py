@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pg_cache_helpers import add_from_another_process, reader_and_writer
+from pg_cache_helpers import add_from_another_process
 from search_reads_cases import plain_reads
 
 from linkmem import Memory
@@ -82,13 +82,6 @@ def postings_reads(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
     monkeypatch.setattr(search_reads.SearchReads, "_queue_postings", counted)
     return reads
-
-
-@pytest.fixture
-def two(pg_dsn_18: str) -> Any:
-    """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
-    with reader_and_writer(pg_dsn_18) as pair:
-        yield pair
 
 
 def test_scores_come_from_the_cache_and_are_the_servers(

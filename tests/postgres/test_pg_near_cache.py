@@ -14,15 +14,13 @@ from typing import Any
 import pytest
 from pg_cache_helpers import (
     ENTITY_POOL,
+    counted_round_trips,
     in_another_process,
     opened,
-    reader_and_writer,
     scores_as_servers,
     scores_of,
 )
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from search_reads_cases import QUERIES, seed
-from test_pg_search_reads import RoundTripCounter
 
 from linkmem import Memory
 from linkmem.store.postgres import search_near_cache, search_reads
@@ -55,11 +53,7 @@ def warmed(memory: Memory) -> None:
         scores_as_servers(memory)
 
 
-@pytest.fixture
-def two(pg_dsn_18: str) -> Any:
-    """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
-    with reader_and_writer(pg_dsn_18, ENTITY_POOL) as pair:
-        yield pair
+RETRIEVAL = ENTITY_POOL  # the ``two`` fixture's (conftest)
 
 
 def test_warm_searches_send_no_near_read(two: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,11 +73,7 @@ def test_warm_searches_send_no_near_read(two: Any, monkeypatch: pytest.MonkeyPat
 def test_a_warm_search_is_one_round_trip(pg_dsn_18: str) -> None:
     collection = "n_" + uuid.uuid4().hex[:12]
     seed(opened(pg_dsn_18, collection, ENTITY_POOL)).close()
-    parts = conninfo_to_dict(pg_dsn_18)
-    proxy = RoundTripCounter(str(parts.get("host") or "127.0.0.1"), int(parts.get("port") or 5432))
-    dsn = make_conninfo(pg_dsn_18, host="127.0.0.1", port=proxy.port)
-    memory = opened(dsn, collection, ENTITY_POOL, pool_max=1)
-    try:
+    with counted_round_trips(pg_dsn_18, collection, ENTITY_POOL) as (memory, proxy):
         for _ in range(4):
             scores_of(memory)
         counts = []
@@ -93,9 +83,6 @@ def test_a_warm_search_is_one_round_trip(pg_dsn_18: str) -> None:
             counts.append(proxy.count - before)
         # The scopes' versions alone (before: and the nearest entities).
         assert counts == [1] * len(QUERIES), counts
-    finally:
-        memory.close()
-        proxy.close()
 
 
 def test_writes_are_seen_by_the_next_search(two: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pg_cache_helpers import reader_and_writer
 from search_reads_cases import plain_reads
 
 from linkmem import Memory
@@ -37,13 +36,6 @@ def same_as_server(memory: Memory) -> list[list[tuple[str, str, Any, float]]]:
     scores = [(a[3], b[3]) for x, y in zip(got, plain, strict=True) for a, b in zip(x, y)]
     assert all(abs(a - b) <= 2e-6 for a, b in scores)
     return got
-
-
-@pytest.fixture
-def two(pg_dsn_18: str) -> Any:
-    """A seeded collection opened by two ``Memory`` objects (two caches, two pools)."""
-    with reader_and_writer(pg_dsn_18) as pair:
-        yield pair
 
 
 def read_rows(monkeypatch: pytest.MonkeyPatch) -> list[int]:

@@ -5,14 +5,13 @@ without the pool's check), with exactly the answers of the plain, one-read-at-a-
 
 from __future__ import annotations
 
-import socket
-import threading
 import uuid
 from functools import partial
 from typing import Any
 
 import pytest
 from helpers import CapitalisedWordsExtractor
+from pg_cache_helpers import RoundTripCounter
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from search_reads_cases import QUERIES, SMALL_POOL, all_results, plain_reads, results, seed
 
@@ -23,49 +22,6 @@ from linkmem.store.postgres import connection, search_near_cache, search_reads
 from linkmem.types import MemoryRecord, Scope
 
 pytestmark = pytest.mark.postgres
-
-
-class RoundTripCounter:
-    """A TCP proxy in front of the server that counts round trips: each time the client sends
-    after the server has answered it, a new one starts."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.target = (host, port)
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.count = 0
-        self._last = "server"
-        self._lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(self.target)
-            for args in ((client, server, "client"), (server, client, "server")):
-                threading.Thread(target=self._pump, args=args, daemon=True).start()
-
-    def _pump(self, src: socket.socket, dst: socket.socket, side: str) -> None:
-        while data := _recv(src):
-            with self._lock:
-                if side == "client" and self._last == "server":
-                    self.count += 1
-                self._last = side
-                dst.sendall(data)
-        dst.close()
-
-    def close(self) -> None:
-        self.listener.close()
-
-
-def _recv(sock: socket.socket) -> bytes:
-    try:
-        return sock.recv(65536)
-    except OSError:
-        return b""
 
 
 @pytest.fixture(params=["18", "16"])

@@ -9,10 +9,13 @@ import uuid
 from typing import Any
 
 import pytest
-from pg_cache_helpers import ENTITY_POOL, opened, reader_and_writer, scores_as_servers
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from search_reads_cases import QUERIES, seed
-from test_pg_search_reads import RoundTripCounter
+from pg_cache_helpers import (
+    ENTITY_POOL,
+    counted_round_trips,
+    opened,
+    scores_as_servers,
+)
+from search_reads_cases import OTHER_WRITES, QUERIES, other_write, seed
 
 from linkmem import Memory
 from linkmem.store.caches.entity_records import HopIndex
@@ -21,10 +24,7 @@ from linkmem.store.postgres.search_entity_cache import hop_links
 pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-def two(pg_dsn_18: str) -> Any:
-    with reader_and_writer(pg_dsn_18, ENTITY_POOL) as pair:
-        yield pair
+RETRIEVAL = ENTITY_POOL  # the ``two`` fixture's (conftest)
 
 
 def versions(memory: Memory) -> tuple[int, tuple[int, int]]:
@@ -85,20 +85,12 @@ def test_an_own_add_carries_the_caches_but_what_it_linked(two: Any) -> None:
     scores_as_servers(reader)  # the carried caches answer as the server
 
 
-@pytest.mark.parametrize("write", ["update", "delete", "add and update"])
+@pytest.mark.parametrize("write", OTHER_WRITES)
 def test_other_writes_carry_nothing(two: Any, write: str) -> None:
     reader, _ = two
     warmed(reader)
     scope_id, before = versions(reader)
-    some = reader.get_all(user_id="alice", limit=2)["results"]
-    if write == "update":
-        reader.update(some[0]["id"], "Max walks the dog in Lisbon", user_id="alice")
-    elif write == "delete":
-        reader.delete(some[0]["id"], user_id="alice")
-    else:  # both in one transaction: the update spoils the add's carry
-        with reader.store.transaction():
-            reader.add("Max met Zelda Quill", user_id="alice")
-            reader.update(some[1]["id"], "Ana Lopez in Rome", user_id="alice")
+    other_write(reader, write)
     _, after = versions(reader)
     assert after != before
     assert after not in set(held_at(reader, scope_id).values())
@@ -108,20 +100,16 @@ def test_other_writes_carry_nothing(two: Any, write: str) -> None:
 def test_searches_after_an_own_add_send_one_round_trip(pg_dsn_18: str) -> None:
     collection = "f_" + uuid.uuid4().hex[:12]
     seed(opened(pg_dsn_18, collection, ENTITY_POOL)).close()
-    parts = conninfo_to_dict(pg_dsn_18)
-    proxy = RoundTripCounter(str(parts.get("host") or "127.0.0.1"), int(parts.get("port") or 5432))
-    dsn = make_conninfo(pg_dsn_18, host="127.0.0.1", port=proxy.port)
-    memory = opened(dsn, collection, ENTITY_POOL, pool_max=1)
+    with counted_round_trips(pg_dsn_18, collection, ENTITY_POOL) as (memory, proxy):
 
-    def round_trips() -> list[int]:
-        counts = []
-        for query in QUERIES:
-            before = proxy.count
-            memory.search(query, user_id="alice", top_k=8)
-            counts.append(proxy.count - before)
-        return counts
+        def round_trips() -> list[int]:
+            counts = []
+            for query in QUERIES:
+                before = proxy.count
+                memory.search(query, user_id="alice", top_k=8)
+                counts.append(proxy.count - before)
+            return counts
 
-    try:
         warmed(memory)
         assert round_trips() == [1] * len(QUERIES)
         # New names: before, each search after the add read its pool's rows, the hubs'
@@ -130,6 +118,3 @@ def test_searches_after_an_own_add_send_one_round_trip(pg_dsn_18: str) -> None:
         after = round_trips()
         assert max(after) <= 2 and sum(after) <= len(QUERIES) + 2, after  # what the add wrote
         assert round_trips() == [1] * len(QUERIES)
-    finally:
-        memory.close()
-        proxy.close()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from helpers import CapitalisedWordsExtractor
-from search_reads_cases import QUERIES, seed
+from search_reads_cases import OTHER_WRITES, QUERIES, other_write, seed
 
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
@@ -105,19 +105,11 @@ def test_an_own_add_carries_the_entity_cache_but_what_it_wrote(
     same_as_fresh(memory, tmp_path / "m.db")
 
 
-@pytest.mark.parametrize("write", ["update", "delete", "add and update"])
+@pytest.mark.parametrize("write", OTHER_WRITES)
 def test_other_writes_carry_nothing(memory: Memory, tmp_path: Path, write: str) -> None:
     warmed(memory)
     scope_id, before = alice(memory)
-    some = memory.get_all(user_id="alice", limit=2)["results"]
-    if write == "update":
-        memory.update(some[0]["id"], "Max walks the dog in Lisbon", user_id="alice")
-    elif write == "delete":
-        memory.delete(some[0]["id"], user_id="alice")
-    else:  # one transaction: the update spoils the add's carry
-        with memory.store.transaction():
-            memory.add("Max met Zelda Quill", user_id="alice")
-            memory.update(some[1]["id"], "Ana Lopez in Rome", user_id="alice")
+    other_write(memory, write)
     _, after = alice(memory)
     assert after != before and held_at(memory, scope_id) != after
     same_as_fresh(memory, tmp_path / "m.db")
