@@ -174,3 +174,31 @@ def test_a_rewritten_posting_reads_the_terms_again(reader_writer: Any, tmp_path:
     found = bm25_hits(reader)
     assert held_terms(reader).rewrites != before.rewrites  # read again, not caught up
     assert found == as_a_new_handle_finds(tmp_path)
+
+
+CATCH_UP = (
+    "SELECT rowid, id, embedding FROM {t} INDEXED BY {t}_scope_rowids "
+    "WHERE scope_id = 1 AND rowid > 5"
+)
+
+
+def test_a_store_from_before_the_rowid_indexes_gets_them_and_seeks(tmp_path: Any) -> None:
+    path = tmp_path / "old.db"
+    with opened(path) as old:
+        old.add_batch(TEXTS, user_id="u")
+        c, run = old.store.c, old.store.db.run
+        for index in (f"{c}_scope_rowids", f"{c}_entities_scope_rowids"):
+            run(f"DROP INDEX {index}")
+        run(
+            "DELETE FROM linkmem_migrations WHERE name = 'm007_scope_rowid_indexes' "
+            f"AND collection = '{c}'"
+        )
+    with opened(path) as new:
+        c, rows = new.store.c, new.store.db.rows
+        for table in (c, f"{c}_entities"):
+            plan = " ".join(
+                str(row[-1]) for row in rows(f"EXPLAIN QUERY PLAN {CATCH_UP.format(t=table)}")
+            )
+            assert f"INDEX {table}_scope_rowids (scope_id=? AND rowid>?)" in plan
+        assert len(new.search("Ana in the garden", user_id="u", top_k=20)["results"]) == 12
+        assert new.check()["ok"]

@@ -85,9 +85,10 @@ def _read_rows(
     where, args = "scope_id = ?", [scope_id]
     if after is not None:
         where, args = "scope_id = ? AND rowid > ?", [scope_id, after]
-    n = db.rows(f"SELECT count(*) FROM {table} WHERE {where}", args)[0][0]
+    rows = f"{table} INDEXED BY {table}_scope_rowids"  # seeks to the rowids (``schema.m007``)
+    n = db.rows(f"SELECT count(*) FROM {rows} WHERE {where}", args)[0][0]
     cursor = db.raw.execute(  # the snapshot holds the connection's lock
-        f"SELECT rowid, id, embedding FROM {table} WHERE {where} ORDER BY rowid", args
+        f"SELECT rowid, id, embedding FROM {rows} WHERE {where} ORDER BY rowid", args
     )
     rowids, ids, matrix = np.empty(n, dtype=np.int64), [], None
     while rows := cursor.fetchmany(_LOAD_PAGE):

@@ -209,6 +209,19 @@ def m006_rewrite_counts(c: str) -> list[str]:
     return out
 
 
+def m007_scope_rowid_indexes(c: str) -> list[str]:
+    """Indexes of the memories and the entities by scope alone, so by scope and rowid (an
+    index's rows end with the rowid): reading a scope's rows added after a rowid (a cached
+    scope catching up with another process's add, ``memories.scope_loader``; a page of a
+    scope's records, ``scope_records``) seeks to them. The scope-and-date index made it walk
+    all of the scope's entries (10k memories: ~1.9 ms a search after another process's
+    add)."""
+    return [
+        f"CREATE INDEX IF NOT EXISTS {c}_scope_rowids ON {c} (scope_id)",
+        f"CREATE INDEX IF NOT EXISTS {c}_entities_scope_rowids ON {c}_entities (scope_id)",
+    ]
+
+
 MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [
     ("m001_initial", m001_initial),
     ("m002_api_keys", m002_api_keys),
@@ -216,6 +229,7 @@ MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [
     ("m004_term_counts", m004_term_counts),
     ("m005_link_origin", m005_link_origin),
     ("m006_rewrite_counts", m006_rewrite_counts),
+    ("m007_scope_rowid_indexes", m007_scope_rowid_indexes),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -176,14 +176,14 @@ def read_page(
         ).fetchall()
         if not found:
             return [], after, False
-        # By rowid (``+scope_id``: not the scope's index, whose order is by date), so a page
-        # reads on from the last one and stops after ``limit`` rows.
+        # By the scope's rowids (``schema.m007``), so a page reads on from the last one and
+        # stops after ``limit`` rows.
         cursor = raw.execute(
             "SELECT m.id, m.text, m.metadata, m.created_at, m.updated_at, m.role, m.actor_id, "
             f"s.user_id, s.agent_id, s.run_id, m.rowid FROM {table} m "
-            f"JOIN {table}_scopes s ON s.id = m.scope_id "
-            "WHERE m.rowid > ? AND +m.scope_id = ? ORDER BY m.rowid LIMIT ?",
-            (after, found[0][0], limit),
+            f"INDEXED BY {table}_scope_rowids JOIN {table}_scopes s ON s.id = m.scope_id "
+            "WHERE m.scope_id = ? AND m.rowid > ? ORDER BY m.rowid LIMIT ?",
+            (found[0][0], after, limit),
         )
         records, last, n = [], after, 0
         while rows := cursor.fetchmany(ROWS_PER_STEP):
