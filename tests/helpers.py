@@ -102,13 +102,18 @@ def fuse_by_id(
 TESTS = Path(__file__).resolve().parent
 
 
-def run_python(script: str, *args: str) -> None:
+def run_python(script: str, *args: str) -> str:
     """Run ``script`` (dedented) in a new Python process with ``args``, the tests' helpers
-    importable; fail on a non-zero exit."""
+    importable; fail on a non-zero exit. What it printed."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
-    subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script), *args], check=True, env=env, timeout=120
-    )
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script), *args],
+        check=True,
+        env=env,
+        timeout=120,
+        stdout=subprocess.PIPE,
+        text=True,
+    ).stdout
 
 
 def benchmark_module(name: str) -> ModuleType:

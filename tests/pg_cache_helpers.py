@@ -166,3 +166,28 @@ def assert_same_scores(got: Scores, expected: Scores) -> None:
     for mine, theirs in zip(got, expected, strict=True):
         assert [h[0] for h in mine] == [h[0] for h in theirs]
         assert all(abs(a[1] - b[1]) <= 2e-6 for a, b in zip(mine, theirs, strict=True))
+
+
+def versions(memory: Memory) -> tuple[int, tuple[int, int]]:
+    """alice's scope's id and (ent_version, mem_version)."""
+    store: Any = memory.store
+    t = store.t
+    rows = store.db.rows(
+        f"SELECT id, ent_version, mem_version FROM {t.scopes} WHERE user_id = 'alice'"
+    )
+    return int(rows[0][0]), (int(rows[0][1]), int(rows[0][2]))
+
+
+def warmed(memory: Memory) -> None:
+    for _ in range(3):  # lists, hop index and entity vectors are read from the second search
+        scores_as_servers(memory)
+
+
+def held_at(memory: Memory, scope_id: int) -> dict[str, Any]:
+    """The versions each carried cache holds the scope at (None: no entry)."""
+    store: Any = memory.store
+    out = {}
+    for name in ("row_cache", "near_details", "entity_cache"):
+        entry = getattr(store, name)._entries.get(scope_id)
+        out[name] = None if entry is None else entry.versions
+    return out

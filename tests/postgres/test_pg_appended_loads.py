@@ -18,6 +18,7 @@ from search_reads_cases import seed
 
 from linkmem import Memory
 from linkmem.store.postgres import search_reads
+from linkmem.store.postgres.dense_cache import load_scopes
 from linkmem.store.vectors import ScopeMatrix
 
 pytestmark = pytest.mark.postgres
@@ -143,3 +144,28 @@ def test_a_rewritten_posting_is_not_caught_up(
     sent.clear()
     scores_as_servers(reader)
     assert "terms" not in sent and "after" not in sent
+
+
+@pytest.mark.parametrize("rows", ["mem", "entities"])
+def test_a_catch_up_seeks_the_scope_and_seq_index(
+    collection: tuple[str, Memory], rows: str
+) -> None:
+    """The rows after a seq are read by one seek of ``m016_scope_seq``'s index (the planner's
+    choice on a table this small is a scan, so scans are turned off to see what it can use)."""
+    _, reader = collection
+    store: Any = reader.store
+    t, db = store.t, store.db
+    table = getattr(t, rows)
+    scope_id = db.value(f"SELECT id FROM {t.scopes} WHERE user_id = 'alice'")
+    after = db.value(f"SELECT max(seq) - 1 FROM {table} WHERE scope_id = %s", (scope_id,))
+    sql = load_scopes(t, table) if rows == "entities" else load_scopes(t)
+    with db.transaction() as conn:
+        db.execute(conn, "SET LOCAL enable_seqscan = off")
+        plan = "\n".join(
+            row[0] for row in db.execute(conn, "EXPLAIN " + sql, ([scope_id], [after]))
+        )
+        found = db.execute(conn, sql, ([scope_id], [after])).fetchall()
+    suffix = "_scope_seq" if rows == "mem" else "_entities_scope_seq"
+    assert f"Index Scan using {t.index(suffix).strip(chr(34))}" in plan
+    assert "Index Cond: ((scope_id = s.id) AND (seq > a.after))" in plan
+    assert [row[2] for row in found] == [after + 1]

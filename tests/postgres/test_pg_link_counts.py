@@ -144,8 +144,9 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
             schema.m013_entity_vector_versions(old.t, 0)[0],
             *(s for s in schema.m014_rewrite_counts(old.t, 0) if s.startswith("ALTER")),
             schema.m015_keyword_rewrites(old.t, 0)[0],
+            *schema.m017_add_log(old.t, 0),
         ]
-        for statement in columns:  # columns today's writes use
+        for statement in columns:  # columns and tables today's writes use
             old.db.run(statement)
         memories, entities = linked_store(old)
         add_memories(old, Scope("u"), ["note about notes", "another note", "unrelated"])
@@ -166,6 +167,8 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
         "m013_entity_vector_versions",
         "m014_rewrite_counts",
         "m015_keyword_rewrites",
+        "m016_scope_seq",
+        "m017_add_log",
     ]
     assert kept_counts(new) == {entities["Ana"]: 6, entities["Bo"]: 3, entities["Cy"]: 1}
     assert new.keyword_search(["note", "another"], Scope("u"), 10) == bm25_before

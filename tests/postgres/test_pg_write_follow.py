@@ -12,12 +12,14 @@ import pytest
 from pg_cache_helpers import (
     ENTITY_POOL,
     counted_round_trips,
+    held_at,
     opened,
     scores_as_servers,
+    versions,
+    warmed,
 )
 from search_reads_cases import OTHER_WRITES, QUERIES, other_write, seed
 
-from linkmem import Memory
 from linkmem.store.caches.entity_records import HopIndex
 from linkmem.store.postgres.search_entity_cache import hop_links
 
@@ -25,31 +27,6 @@ pytestmark = pytest.mark.postgres
 
 
 RETRIEVAL = ENTITY_POOL  # the ``two`` fixture's (conftest)
-
-
-def versions(memory: Memory) -> tuple[int, tuple[int, int]]:
-    """alice's scope's id and (ent_version, mem_version)."""
-    store: Any = memory.store
-    t = store.t
-    rows = store.db.rows(
-        f"SELECT id, ent_version, mem_version FROM {t.scopes} WHERE user_id = 'alice'"
-    )
-    return int(rows[0][0]), (int(rows[0][1]), int(rows[0][2]))
-
-
-def warmed(memory: Memory) -> None:
-    for _ in range(3):  # lists, hop index and entity vectors are read from the second search
-        scores_as_servers(memory)
-
-
-def held_at(memory: Memory, scope_id: int) -> dict[str, Any]:
-    """The versions each carried cache holds the scope at (None: no entry)."""
-    store: Any = memory.store
-    out = {}
-    for name in ("row_cache", "near_details", "entity_cache"):
-        entry = getattr(store, name)._entries.get(scope_id)
-        out[name] = None if entry is None else entry.versions
-    return out
 
 
 def test_an_own_add_carries_the_caches_but_what_it_linked(two: Any) -> None:

@@ -61,9 +61,17 @@ def test_a_write_is_seen_by_the_next_hop(tmp_path: Path, monkeypatch: pytest.Mon
         assert answers == {True: 1}  # the index, carried across the own add (write_follow)
         with plain_reads():
             assert after == results(memory, query, top_k=200)
-        # Another connection's write: the first search at the new versions reads the store.
+        # Another connection's add: the index follows it along the log of adds (add_log).
         other = Memory(memory.store.path, embedder=memory.embedder, extractor=memory.extractor)
         other.add("Zanzibar sails on Sunday", user_id="alice")
+        answers.clear()
+        followed = results(memory, query, top_k=200)
+        assert answers == {True: 1}
+        with plain_reads():
+            assert followed == results(memory, query, top_k=200)
+        # Another connection's other write: the first search at the new versions reads the store.
+        kept = other.get_all(user_id="alice")["results"][-1]
+        other.update(kept["id"], "Zanzibar sails on Monday", user_id="alice")
         other.close()
         answers.clear()
         again = results(memory, query, top_k=200)

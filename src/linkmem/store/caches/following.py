@@ -8,7 +8,9 @@ versions it leaves (``postgres.write_follow``, ``sqlite.write_follow``): each ba
 the scope's stamp as its first add found it, the entities written, and any other write
 (``spoil``); reads the stamps again just before the commit; and, after it, carries the
 scopes whose rewrite counts (deleted or changed memory and entity vectors and postings, kept
-by triggers) did not move.
+by triggers) did not move. Other processes' adds are carried likewise, from a log each
+backend's transactions of adds alone write (``ScopeLog``; ``postgres.add_log``,
+``sqlite.add_log``).
 """
 
 from __future__ import annotations
@@ -49,3 +51,32 @@ class Following:
             for scope_id, stamp in self.before.items()
             if scope_id in after and after[scope_id][2:] == stamp[2:]
         ]
+
+
+class ScopeLog:
+    """One scope's versions now and its logged adds (versions before -> after, entities)."""
+
+    def __init__(self) -> None:
+        self.now: Versions | None = None
+        self.steps: dict[Versions, tuple[Versions, list[str]]] = {}
+        self.hop_links: list[tuple[str, str]] = []
+
+    def walk(self, held: Versions) -> set[str] | None:
+        """The entities written from ``held`` to the versions now, None when the log does
+        not chain from one to the other (a write that was not adds alone between)."""
+        written: set[str] = set()
+        at = held
+        for _ in range(len(self.steps)):  # each step at most once
+            if at == self.now:
+                break
+            step = self.steps.get(at)
+            if step is None:
+                return None
+            at, entities = step
+            written.update(entities)
+        return written if at == self.now else None
+
+
+def behind(held: Versions, now: Versions) -> bool:
+    """Whether a cache entry at ``held`` is older than the scope ``now``."""
+    return held != now and held[0] <= now[0] and held[1] <= now[1]

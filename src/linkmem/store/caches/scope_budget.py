@@ -34,6 +34,11 @@ class ScopeBudget(Generic[E]):
     def nbytes(self) -> int:
         return self._bytes
 
+    def held(self, scope_id: int) -> E | None:
+        """The scope's entry, as it is (not counted as a use)."""
+        with self._lock:
+            return self._entries.get(scope_id)
+
     def drop(self, scope_id: int) -> None:
         """Forget the scope's entry (it reloads when next searched)."""
         with self._lock:

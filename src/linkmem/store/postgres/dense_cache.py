@@ -54,12 +54,15 @@ def load_scopes(
     its rows of ``rows`` (default: the memories) with a seq above ``after`` (``WHOLE``: all)
     as seqs, ids and vectors (``vector_send``) in seq order, its ``rewrites`` count and the
     ``after``; one row of NULLs for a scope without any. One statement: the version and the
-    rows are of one snapshot."""
+    rows are of one snapshot. Lateral, so each scope's rows are read by its own seek of the
+    scope-and-seq index (``schema.m016_scope_seq``; the subquery's ORDER BY keeps the planner
+    from flattening it back into a join): a join on ``m.seq > a.after`` scanned the table."""
     return (
         f"SELECT s.id, s.{version}, m.seq, m.id, vector_send(m.embedding), s.{rewrites}, "
         f"a.after FROM unnest(%s::bigint[], %s::bigint[]) AS a(id, after) "
-        f"JOIN {t.scopes} s ON s.id = a.id LEFT JOIN {rows or t.mem} m "
-        "ON m.scope_id = s.id AND m.seq > a.after ORDER BY s.id, m.seq"
+        f"JOIN {t.scopes} s ON s.id = a.id LEFT JOIN LATERAL (SELECT m.seq, m.id, m.embedding "
+        f"FROM {rows or t.mem} m WHERE m.scope_id = s.id AND m.seq > a.after ORDER BY m.seq) m "
+        "ON TRUE ORDER BY s.id, m.seq"
     )
 
 

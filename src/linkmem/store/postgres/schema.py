@@ -249,6 +249,30 @@ def m009_links_by_entity(t: Tables, dim: int) -> list[str]:
     return [f"CREATE INDEX IF NOT EXISTS {name} ON {t.links} (entity, memory) INCLUDE (own)"]
 
 
+def m016_scope_seq(t: Tables, dim: int) -> list[str]:
+    """The memories and the entities by scope and seq: a cached scope catching up with
+    another process's adds (``dense_cache.load_scopes``, ``search_keyword_reads.
+    postings_after``) seeks to the rows after its last seq. Without it the 10k bench scope's
+    catch-up of one memory scanned the whole table (EXPLAIN ANALYZE: 4.2 -> 0.04 ms, with
+    ``load_scopes``' lateral read; postings 0.35 -> 0.10 ms)."""
+    return [
+        f"CREATE INDEX IF NOT EXISTS {t.index('_scope_seq')} ON {t.mem} (scope_id, seq)",
+        f"CREATE INDEX IF NOT EXISTS {t.index('_entities_scope_seq')} "
+        f"ON {t.entities} (scope_id, seq)",
+    ]
+
+
+def m017_add_log(t: Tables, dim: int) -> list[str]:
+    """The log of other processes' adds, whose caches follow them (``add_log``)."""
+    return [
+        f"""CREATE TABLE IF NOT EXISTS {t.add_log} (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            scope_id bigint NOT NULL, before_ent bigint NOT NULL, before_mem bigint NOT NULL,
+            after_ent bigint NOT NULL, after_mem bigint NOT NULL, entities text[] NOT NULL)""",
+        f"CREATE INDEX IF NOT EXISTS {t.index('_add_log_scope')} ON {t.add_log} (scope_id, id)",
+    ]
+
+
 Migration = Callable[[Tables, int], list[str]]
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -266,6 +290,8 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m013_entity_vector_versions", m013_entity_vector_versions),
     ("m014_rewrite_counts", m014_rewrite_counts),
     ("m015_keyword_rewrites", m015_keyword_rewrites),
+    ("m016_scope_seq", m016_scope_seq),
+    ("m017_add_log", m017_add_log),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -258,6 +258,7 @@ class SearchReads(
         rows = sizes.fetchall()
         self._versions = [(r[0], r[2]) for r in rows]
         self._scope_stats = [ScopeStats.of_row(r) for r in rows]
+        self._store.add_log.catch_up(self._conn, [(s.id, s.versions) for s in self._scope_stats])
         return [r[0] for r in rows], sum(r[1] for r in rows)
 
     def _fetch(self, ids: list[str], with_entities: bool = False) -> None:

@@ -56,6 +56,11 @@ class Tables:
     def history(self) -> str:
         return self._q("_history")
 
+    @property
+    def add_log(self) -> str:
+        """Transactions of adds alone, for other processes' caches (m017, ``add_log``)."""
+        return self._q("_add_log")
+
     def index(self, suffix: str) -> str:
         return self._q(suffix)
 

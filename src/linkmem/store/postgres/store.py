@@ -13,6 +13,7 @@ from linkmem.store.caches.keyword_postings import KeywordCache
 from linkmem.store.caches.memory_rows import RowCache
 from linkmem.store.names import check_collection
 from linkmem.store.postgres import schema, sql
+from linkmem.store.postgres.add_log import AddLogReader
 from linkmem.store.postgres.audit import AuditTables
 from linkmem.store.postgres.connection import Database, one_connection, retried
 from linkmem.store.postgres.dense_cache import DenseCache
@@ -72,6 +73,8 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
         self.near_details = NearDetails()
         # Those carried across this process's own adds (``write_follow``).
         self.follower = WriteFollower(self.db, self.t, self)
+        # And across other processes' adds, through their log (``add_log``).
+        self.add_log = AddLogReader(self.t, self)
         # A searched scope's rows read whole, a page after each search (``scope_rows``).
         self.row_pages = ScopeRowPages(self.db, self.t, self.row_cache)
         try:
@@ -235,6 +238,7 @@ class PostgresStore(MemoryTables, EntityTables, TransferTables, AuditTables, Key
                 self.t.entities,
                 self.t.mem,
                 self.t.history,
+                self.t.add_log,
             ):
                 self.db.execute(conn, f"DELETE FROM {table}")
             self.db.execute(conn, sql.reset_scope_stats(self.t))

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from linkmem.store.caches.following import Following, HopRows, Stamp, Versions
+from linkmem.store.postgres.add_log import log_adds, log_args
 from linkmem.store.postgres.connection import Database
 from linkmem.store.postgres.sql import Tables
 
@@ -113,8 +114,10 @@ class WriteFollower:
         args = [max_links, sorted(following.entities), scope_ids] if hops else [scope_ids]
         after: dict[int, Stamp] = {}
         hop_links: dict[int, list[tuple[str, str]]] = {}
+        logged = log_args(following.before, following.entities)  # for others (``add_log``)
+        statement = log_adds(self._t) + stamps_and_hops(self._t, hops)
         for scope_id, *stamp, entity_id, memory_id in self._db.execute(
-            conn, stamps_and_hops(self._t, hops), args
+            conn, statement, [*logged, *args]
         ):
             after[scope_id] = tuple(stamp)
             if entity_id is not None:

@@ -14,6 +14,7 @@ import numpy as np
 from linkmem.errors import NotFound
 from linkmem.store.base import NewEntity, iter_chunks
 from linkmem.store.caches.entity_records import EntityCache, HopIndex, LoadedEntities, ScopeView
+from linkmem.store.sqlite.add_log import catch_up
 from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
 from linkmem.store.sqlite.entity_cache import read_hop_index
 from linkmem.store.sqlite.memories import scope_loader
@@ -295,6 +296,7 @@ class EntityTables:
             matrix = self.memory_vectors.get(scope_id, mem_version)  # type: ignore[attr-defined]
             if matrix.version == mem_version:
                 versions = (ent_version, mem_version)
+                catch_up(self, scope_id, versions)  # across other processes' adds (``add_log``)
                 searches = self.entity_cache.opened(scope_id, versions)
                 views.append(ScopeView(scope_id, versions, matrix, searches))
         return views

@@ -222,6 +222,16 @@ def m007_scope_rowid_indexes(c: str) -> list[str]:
     ]
 
 
+def m008_add_log(c: str) -> list[str]:
+    """The log of other processes' adds, whose caches follow them (``add_log``)."""
+    return [
+        f"CREATE TABLE IF NOT EXISTS {c}_add_log (id INTEGER PRIMARY KEY, "
+        "scope_id INTEGER NOT NULL, before_ent INTEGER NOT NULL, before_mem INTEGER NOT NULL, "
+        "after_ent INTEGER NOT NULL, after_mem INTEGER NOT NULL, entities TEXT NOT NULL)",
+        f"CREATE INDEX IF NOT EXISTS {c}_add_log_scope ON {c}_add_log (scope_id, before_mem)",
+    ]
+
+
 MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [
     ("m001_initial", m001_initial),
     ("m002_api_keys", m002_api_keys),
@@ -230,6 +240,7 @@ MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [
     ("m005_link_origin", m005_link_origin),
     ("m006_rewrite_counts", m006_rewrite_counts),
     ("m007_scope_rowid_indexes", m007_scope_rowid_indexes),
+    ("m008_add_log", m008_add_log),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -131,7 +131,15 @@ class SQLiteStore(MemoryTables, EntityTables, TransferTables, AuditTables, KeyTa
         """Delete memories, entities, links and history; meta and API keys stay."""
         with self.db.transaction():
             self.follower.spoil()
-            for suffix in ["_links", "_postings", "_terms", "_entities", "", "_history"]:
+            for suffix in [
+                "_links",
+                "_postings",
+                "_terms",
+                "_entities",
+                "",
+                "_history",
+                "_add_log",
+            ]:
                 self.db.run(f"DELETE FROM {self.c}{suffix}")
             # Scope rows stay (with bumped versions) so no process keeps a stale cached matrix.
             self.db.run(

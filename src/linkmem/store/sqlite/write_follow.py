@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from linkmem.store.caches.following import Following, HopRows, Stamp, Versions
+from linkmem.store.sqlite.add_log import log_adds
 from linkmem.store.sqlite.entity_cache import hop_links
 
 _STAMP = "ent_version, mem_version, mem_rewrites, ent_rewrites, kw_rewrites"
@@ -69,6 +70,7 @@ class WriteFollower:
             for scope_id, was, now in following.carried(after)
         ]
         if carried:
+            log_adds(self._store, [c[:3] for c in carried], entities)  # for others (``add_log``)
             self._store.db.after_commit(lambda: self._carry(carried, entities))
 
     def _carry(
