@@ -20,6 +20,8 @@ from search_reads_cases import QUERIES, plain_reads, seed
 
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
+from linkmem.store.caches.entity_records import HopIndex
+from linkmem.store.postgres.search_entity_cache import hop_links
 
 
 def opened(
@@ -191,3 +193,27 @@ def held_at(memory: Memory, scope_id: int) -> dict[str, Any]:
         entry = getattr(store, name)._entries.get(scope_id)
         out[name] = None if entry is None else entry.versions
     return out
+
+
+def assert_carried_without(
+    memory: Memory, scope_id: int, after: tuple[int, int], max_links: int, added: list[str]
+) -> set[str]:
+    """The entity cache carried to ``after`` holds nothing of the entities linked to the
+    memories ``added``, and its hop index is the one the server gives now; those entities."""
+    store: Any = memory.store
+    touched = {
+        row[0]
+        for row in store.db.rows(
+            f"SELECT entity FROM {store.t.links} WHERE memory = ANY(%s)", [added]
+        )
+    }
+    assert not store.entity_cache.lookup(scope_id, after, touched, False)
+    assert not store.entity_cache.lookup(scope_id, after, touched, True)
+    rows = store.db.rows(hop_links(store.t), [max_links, scope_id])
+    fresh = HopIndex.of_links(max_links, [(r[2], r[3]) for r in rows if r[2] is not None])
+    carried = store.entity_cache.hop_index(scope_id, after, max_links)
+    assert carried is not None
+    assert {e: set(m) for e, m in carried.members.items()} == {
+        e: set(m) for e, m in fresh.members.items()
+    }
+    return touched

@@ -13,6 +13,7 @@ import pytest
 from pg_cache_helpers import (
     ENTITY_POOL,
     add_from_another_process,
+    assert_carried_without,
     counted_round_trips,
     held_at,
     opened,
@@ -23,9 +24,7 @@ from pg_cache_helpers import (
 from search_reads_cases import OTHER_WRITES, QUERIES, other_write, seed
 
 from linkmem import Memory
-from linkmem.store.caches.entity_records import HopIndex
 from linkmem.store.postgres.add_log import KEEP_VERSIONS
-from linkmem.store.postgres.search_entity_cache import hop_links
 
 pytestmark = pytest.mark.postgres
 
@@ -52,23 +51,8 @@ def test_another_memorys_adds_carry_the_caches_but_what_they_linked(two: Any) ->
     assert set(held_at(reader, scope_id).values()) == {before}
     caught_up(reader, scope_id, after)
     assert set(held_at(reader, scope_id).values()) == {after}
-    touched = {
-        row[0]
-        for row in store.db.rows(
-            f"SELECT entity FROM {store.t.links} WHERE memory = ANY(%s)",
-            [[first["results"][0]["id"], second["results"][0]["id"]]],
-        )
-    }
-    assert len(touched) == 4
-    assert not store.entity_cache.lookup(scope_id, after, touched, False)
-    assert not store.entity_cache.lookup(scope_id, after, touched, True)
-    rows = store.db.rows(hop_links(store.t), [max_links, scope_id])
-    fresh = HopIndex.of_links(max_links, [(r[2], r[3]) for r in rows if r[2] is not None])
-    carried = store.entity_cache.hop_index(scope_id, after, max_links)
-    assert carried is not None
-    assert {e: set(m) for e, m in carried.members.items()} == {
-        e: set(m) for e, m in fresh.members.items()
-    }
+    added = [first["results"][0]["id"], second["results"][0]["id"]]
+    assert len(assert_carried_without(reader, scope_id, after, max_links, added)) == 4
     scores_as_servers(reader)  # the carried caches answer as the server
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pg_cache_helpers import (
     ENTITY_POOL,
+    assert_carried_without,
     counted_round_trips,
     held_at,
     opened,
@@ -19,9 +20,6 @@ from pg_cache_helpers import (
     warmed,
 )
 from search_reads_cases import OTHER_WRITES, QUERIES, other_write, seed
-
-from linkmem.store.caches.entity_records import HopIndex
-from linkmem.store.postgres.search_entity_cache import hop_links
 
 pytestmark = pytest.mark.postgres
 
@@ -42,23 +40,10 @@ def test_an_own_add_carries_the_caches_but_what_it_linked(two: Any) -> None:
     _, after = versions(reader)
     assert after != before
     assert set(held_at(reader, scope_id).values()) == {after}
-    entities = store.db.rows(
-        f"SELECT e.id FROM {store.t.links} l JOIN {store.t.entities} e ON e.id = l.entity "
-        "WHERE l.memory = %s",
-        [linked["results"][0]["id"]],
+    touched = assert_carried_without(
+        reader, scope_id, after, max_links, [linked["results"][0]["id"]]
     )
-    touched = {r[0] for r in entities}
     assert len(touched) == 3
-    assert not store.entity_cache.lookup(scope_id, after, touched, False)
-    assert not store.entity_cache.lookup(scope_id, after, touched, True)
-    # The hop index carried is the one the server gives now.
-    rows = store.db.rows(hop_links(store.t), [max_links, scope_id])
-    fresh = HopIndex.of_links(max_links, [(r[2], r[3]) for r in rows if r[2] is not None])
-    carried = store.entity_cache.hop_index(scope_id, after, max_links)
-    assert carried is not None
-    assert {e: set(m) for e, m in carried.members.items()} == {
-        e: set(m) for e, m in fresh.members.items()
-    }
     scores_as_servers(reader)  # the carried caches answer as the server
 
 
