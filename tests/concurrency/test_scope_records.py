@@ -1,7 +1,8 @@
 """A searched scope's records read whole into the record cache (``store.sqlite.scope_records``)
 give the store's records: once the scope is held, after this process's and another process's
-updates, metadata changes and deletes, while threads search and another Memory on the same
-file writes, past the byte budget, and for memories added after the scope was held."""
+updates, metadata changes and deletes (another process's adds keep it held), while threads
+search and another Memory on the same file writes, past the byte budget, and for memories
+added after the scope was held."""
 
 from __future__ import annotations
 
@@ -125,6 +126,8 @@ if kind == "metadata":
     memory.update(memory_id, metadata={"n": int(sys.argv[4])})
 elif kind == "text":
     memory.update(memory_id, text=sys.argv[4])
+elif kind == "add":
+    memory.add(sys.argv[4], user_id="alice", metadata={"new": 1})
 else:
     memory.delete(memory_id)
 memory.close()
@@ -151,6 +154,24 @@ def test_another_process_writes_are_seen_by_the_next_search(tmp_path: Path) -> N
         found = search(memory)
         assert third not in found
         assert_store_records(memory, found)
+
+
+def test_another_process_adds_keep_the_scope_held(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    memory, ids = seeded(path)
+    with memory:
+        hold_scope(memory, N)
+        cache = memory.store.record_cache
+        for i in range(3):  # adds insert new records: the records held stay
+            other_process(path, "add", "-", f"Zed met Ana about the harbour {i}")
+            found = search(memory, "Zed harbour")
+            assert cache.held(SCOPE) >= N
+            assert f"Zed met Ana about the harbour {i}" in {h["memory"] for h in found.values()}
+            assert_store_records(memory, found)
+        first = next(iter(search(memory)))
+        other_process(path, "metadata", first, "9")  # a rewrite: the scope is read again
+        assert search(memory)[first]["metadata"] == {"n": 9}
+        assert cache.held(SCOPE) < N
 
 
 def test_threads_search_while_another_memory_writes(tmp_path: Path) -> None:

@@ -2,18 +2,20 @@
 
 A search reads the records of its results (``get_memories``) after the query's vector, ~70 us
 of SQL and row building for 10 results. Results recur across searches of a scope, so the
-records read are kept here, valid while nothing can have changed them: no other connection
-has committed to the file (SQLite's ``PRAGMA data_version``, read with every lookup) and this
-process has not updated, deleted or reset memories since (``changed``, called after each such
-commit; an epoch stops a read that overlapped one from being kept). A read inside an open
+records read are kept here, valid while nothing can have changed them: no connection has
+committed a rewrite of a record (the collection's count of deleted or changed records,
+``schema.m009_record_rewrites``, read with every lookup; another process's adds insert new
+records and move it not) and this process has not updated, deleted or reset memories since
+(``changed``, called after each such commit; an epoch stops a read that overlapped one from
+being kept). A read inside an open
 transaction of this connection skips the cache (it may see uncommitted writes) and is not kept.
 
 A scope searched again at one stamp and epoch is read whole as well, a page after each of its
 searches, on a side thread with a connection of its own (``scope_records``): once it is held,
 a search reads no record from SQLite. A page read on another connection is as good as one
 read on the store's: it is asked for after the stamp was read and kept only while the stamp
-and epoch are unchanged, so any commit of another connection before its read moves the stamp
-at the next lookup (which drops it), and any update or delete of this process moves the epoch
+and epoch are unchanged, so any rewrite another connection committed before its read moves the
+stamp at the next lookup (which drops it), and any update or delete of this process moves the epoch
 (``changed``). A memory this process adds moves neither; it is a new record, read from the
 store by the search that finds it (and by the scope's next page).
 
@@ -50,7 +52,7 @@ class MemoryDate(NamedTuple):
 
 
 class RecordCache:
-    """memory id -> its record, as committed at one ``data_version`` and epoch.
+    """memory id -> its record, as committed at one count of rewrites and epoch.
     ``held_bytes=0`` reads no scope whole."""
 
     def __init__(
@@ -63,7 +65,7 @@ class RecordCache:
         self._records: dict[str, MemoryRecord] = {}
         self._bytes = 0
         self._held = HeldScopes(held_bytes)
-        self._stamp: int | None = None  # the data_version the records were read at
+        self._stamp: int | None = None  # the count of rewrites the records were read at
         self._epoch = 0
 
     @property
@@ -93,7 +95,7 @@ class RecordCache:
         with db.lock:  # no transaction of this process starts or ends until the read is done
             if db.in_transaction:
                 return store.get_memories(ids)
-            found, stamp, epoch = self._lookup(db, ids)
+            found, stamp, epoch = self._lookup(store, ids)
             missing = [i for i in dict.fromkeys(ids) if i not in found]
             read: list[MemoryRecord] = []
             if missing:
@@ -112,7 +114,7 @@ class RecordCache:
         with db.lock:
             if db.in_transaction:
                 return store.memory_dates(ids)
-            found = self._lookup(db, ids)[0]
+            found = self._lookup(store, ids)[0]
             missing = [i for i in dict.fromkeys(ids) if i not in found]
             read = {d.id: d for d in store.memory_dates(missing)} if missing else {}
         return [
@@ -121,10 +123,10 @@ class RecordCache:
             if i in found or i in read
         ]
 
-    def _lookup(self, db: Any, ids: Sequence[str]) -> tuple[dict[str, MemoryRecord], int, int]:
-        """The records of ``ids`` held at the file's ``data_version`` (all dropped when it
-        moved), that stamp and the epoch; under the connection's lock."""
-        stamp = db.raw.execute("PRAGMA data_version").fetchone()[0]
+    def _lookup(self, store: Any, ids: Sequence[str]) -> tuple[dict[str, MemoryRecord], int, int]:
+        """The records of ``ids`` held at the collection's count of rewrites (all dropped when
+        it moved), that stamp and the epoch; under the connection's lock."""
+        stamp = store.db.raw.execute(f"SELECT n FROM {store.c}_record_rewrites").fetchone()[0]
         with self._lock:
             if stamp != self._stamp:
                 self._clear()

@@ -232,6 +232,25 @@ def m008_add_log(c: str) -> list[str]:
     ]
 
 
+def m009_record_rewrites(c: str) -> list[str]:
+    """The collection's count of rewritten memory records (a deleted memory, or one whose
+    text, metadata, dates, role, actor or scope changed), kept by triggers in the writing
+    transaction (every writer, older processes included). The record cache (``record_cache``)
+    holds records while it stays what they were read at: another process's add, which only
+    inserts new records, no longer drops the records and the scopes held whole (``PRAGMA
+    data_version`` moved with every commit of another connection)."""
+    bump = f"UPDATE {c}_record_rewrites SET n = n + 1"
+    return [
+        f"CREATE TABLE IF NOT EXISTS {c}_record_rewrites (n INTEGER NOT NULL)",
+        f"INSERT INTO {c}_record_rewrites SELECT 0 WHERE NOT EXISTS "
+        f"(SELECT 1 FROM {c}_record_rewrites)",
+        f"CREATE TRIGGER IF NOT EXISTS {c}_record_rewrites_delete AFTER DELETE ON {c} "
+        f"BEGIN {bump}; END",
+        f"CREATE TRIGGER IF NOT EXISTS {c}_record_rewrites_update AFTER UPDATE OF text, "
+        f"metadata, created_at, updated_at, role, actor_id, scope_id ON {c} BEGIN {bump}; END",
+    ]
+
+
 MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [
     ("m001_initial", m001_initial),
     ("m002_api_keys", m002_api_keys),
@@ -241,6 +260,7 @@ MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [
     ("m006_rewrite_counts", m006_rewrite_counts),
     ("m007_scope_rowid_indexes", m007_scope_rowid_indexes),
     ("m008_add_log", m008_add_log),
+    ("m009_record_rewrites", m009_record_rewrites),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,7 +1,7 @@
 """The records of a searched scope read whole, a page per search, beside the searches (issue 15).
 
 ``record_cache.RecordCache`` keeps the records its searches read; a scope searched at least
-``FILL_AFTER`` times at one ``PRAGMA data_version`` (and write epoch) is also read whole into
+``FILL_AFTER`` times at one count of rewrites (and write epoch) is also read whole into
 it, ``PAGE`` records after each of its searches, on a side thread (``side_threads``) with a
 connection of its own that is opened for the page and closed after it, so the search never
 waits for these reads and no connection of the store is held by them. A scope's records are
