@@ -5,19 +5,19 @@ of SQL and row building for 10 results. Results recur across searches of a scope
 records read are kept here, valid while nothing can have changed them: no connection has
 committed a rewrite of a record (the collection's count of deleted or changed records,
 ``schema.m009_record_rewrites``, read with every lookup; another process's adds insert new
-records and move it not) and this process has not updated, deleted or reset memories since
+records and leave it) and this process has not updated, deleted or reset memories since
 (``changed``, called after each such commit; an epoch stops a read that overlapped one from
-being kept). A read inside an open
-transaction of this connection skips the cache (it may see uncommitted writes) and is not kept.
+being kept). A read inside an open transaction of this connection skips the cache (it may
+see uncommitted writes) and is not kept.
 
 A scope searched again at one stamp and epoch is read whole as well, a page after each of its
 searches, on a side thread with a connection of its own (``scope_records``): once it is held,
 a search reads no record from SQLite. A page read on another connection is as good as one
 read on the store's: it is asked for after the stamp was read and kept only while the stamp
-and epoch are unchanged, so any rewrite another connection committed before its read moves the
-stamp at the next lookup (which drops it), and any update or delete of this process moves the epoch
-(``changed``). A memory this process adds moves neither; it is a new record, read from the
-store by the search that finds it (and by the scope's next page).
+and epoch are unchanged, so any rewrite another connection committed before its read moves
+the stamp at the next lookup (which drops it), and any update or delete of this process moves
+the epoch (``changed``). A memory added (by this process or another) moves neither; it is a
+new record, read from the store by the search that finds it (and by the scope's next page).
 
 Bounded: ``DEFAULT_RECORD_CACHE_BYTES`` of estimated record bytes read by searches (past it
 those start over) and ``scope_records.DEFAULT_HELD_BYTES`` of scopes read whole (least
