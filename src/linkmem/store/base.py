@@ -16,12 +16,21 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from linkmem.filters import Node
 from linkmem.types import EntityRecord, HistoryEvent, MemoryRecord, Scope
+
+
+class MemoryDate(NamedTuple):
+    """What the time signal of a search reads of a memory (``linkmem.rank.time_boost``; a
+    store's optional ``memory_dates``)."""
+
+    id: str
+    text: str
+    created_at: str | None
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any
 
 from linkmem.errors import StoreError
 from linkmem.side_threads import side_pool
-from linkmem.store.caches.entity_records import ScopeView
+from linkmem.store.caches.entity_reads import ScopeView
 from linkmem.store.caches.memory_rows import RowCache, ScopeRows
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres.connection import Database

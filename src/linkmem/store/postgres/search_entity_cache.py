@@ -28,12 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from linkmem.store.caches.entity_reads import HubLists, ScopeView
 from linkmem.store.caches.entity_records import (
     HOP_MEMORIES_PER_SEARCH,
     LINKS_PER_SEARCH,
     HopIndex,
-    HubLists,
-    ScopeView,
 )
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres.search_keyword_reads import ScopeStats

@@ -17,7 +17,7 @@ trip 1: the server's HNSW beyond ``EXACT_ENTITIES`` entities, an exact scan belo
   ``(ent_version, mem_version)``.
 
 When a search's other reads come from the process (one scope, its dense reads from cached
-matrices: ``caches.entity_records.ScopeView``) and the scope's entity vectors are held at
+matrices: ``caches.entity_reads.ScopeView``) and the scope's entity vectors are held at
 the search's ``ev_version``, the nearest entities are one matrix product here, exact
 (cosine descending, then entity seq, those under the minimum similarity left out: the
 server's exact statement; where the server would take its HNSW index the exact answer may

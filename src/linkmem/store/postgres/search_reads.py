@@ -36,16 +36,14 @@ read with other arguments than the plan's goes to the store.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from operator import itemgetter
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
 from linkmem.filters import Node
-from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres import search_sql as q
 from linkmem.store.postgres.connection import LOST_PREPARED
 from linkmem.store.postgres.dense_cache import DenseReads
@@ -65,7 +63,7 @@ from linkmem.store.postgres.search_queue import Queued
 from linkmem.store.postgres.search_record_reads import RecordSearchReads
 from linkmem.store.postgres.sql import in_scopes, vector_literal
 from linkmem.store.prefetch import SearchPlan
-from linkmem.types import EntityRecord, MemoryRecord, Scope
+from linkmem.types import EntityRecord, Scope
 
 Ranked = list[tuple[str, float]]
 _first, _second = itemgetter(0), itemgetter(1)
@@ -414,31 +412,6 @@ class SearchReads(
         self._fetch(list(ids))
         wanted = set(ids)
         return [(mid, score) for mid, score in self._keyword if mid in wanted][:k]
-
-    def get_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
-        if not ids:
-            return []
-        self._fetch(list(ids))
-        rows = self._records
-        return [base_record_from_row(rows[i], json.loads(rows[i][2])) for i in ids if i in rows]
-
-    def memory_dates(self, ids: Sequence[str]) -> list[MemoryDate]:
-        """The id, text and date of each of ``ids`` that exists, in their order: what the time
-        signal reads of a search's first results (``linkmem.search``, up to ``time_depth``),
-        from the pool's rows without building their records (metadata parsed, scope)."""
-        if not ids:
-            return []
-        self._fetch(list(ids))
-        rows = self._records
-        return [MemoryDate(row[0], row[1], row[3]) for row in map(rows.get, ids) if row]
-
-
-class MemoryDate(NamedTuple):
-    """What the time signal of a search reads of a memory (``linkmem.rank.time_boost``)."""
-
-    id: str
-    text: str
-    created_at: str | None
 
 
 def _binary(conn: Any, query: str, params: Sequence[Any]) -> Any:

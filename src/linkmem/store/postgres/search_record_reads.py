@@ -11,18 +11,42 @@ filter, a transaction, a scope over the budget) reads every row, as before.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from linkmem.store.base import MemoryDate
+from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.postgres.search_keyword_reads import ScopeStats
+from linkmem.types import MemoryRecord
 
 
 class RecordSearchReads:
-    """``SearchReads``' rows from the row cache (a mixin: the fetching is ``SearchReads``')."""
+    """``SearchReads``' records and dates from the pool's rows, and those rows from the row
+    cache (a mixin: the fetching is ``SearchReads``')."""
 
     _store: Any
     _dense: Any
     _scope_stats: list[ScopeStats]
+    _records: dict[str, Sequence[Any]]
+    _fetch: Callable[[list[str]], None]
+
+    def get_memories(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        if not ids:
+            return []
+        self._fetch(list(ids))
+        rows = self._records
+        return [base_record_from_row(rows[i], json.loads(rows[i][2])) for i in ids if i in rows]
+
+    def memory_dates(self, ids: Sequence[str]) -> list[MemoryDate]:
+        """The id, text and date of each of ``ids`` that exists, in their order: what the time
+        signal reads of a search's first results (``linkmem.search``, up to ``time_depth``),
+        from the pool's rows without building their records (metadata parsed, scope)."""
+        if not ids:
+            return []
+        self._fetch(list(ids))
+        rows = self._records
+        return [MemoryDate(row[0], row[1], row[3]) for row in map(rows.get, ids) if row]
 
     def _held_rows(self, ids: Sequence[str]) -> list[tuple[Any, ...]]:
         """The rows of ``ids`` the row cache holds at the search's versions (none unless the

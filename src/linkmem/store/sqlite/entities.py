@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -13,10 +12,10 @@ import numpy as np
 
 from linkmem.errors import NotFound
 from linkmem.store.base import NewEntity, iter_chunks
-from linkmem.store.caches.entity_records import EntityCache, HopIndex, LoadedEntities, ScopeView
-from linkmem.store.sqlite.add_log import catch_up
+from linkmem.store.caches.entity_records import EntityCache
 from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
-from linkmem.store.sqlite.entity_cache import read_hop_index
+from linkmem.store.sqlite.entity_cache import entity_from_row
+from linkmem.store.sqlite.entity_reads import EntitySearchReads
 from linkmem.store.sqlite.memories import scope_loader
 from linkmem.store.sqlite.sql import exact_scope_params, scope_where
 from linkmem.store.vectors import MatrixCache, encode, top_k_many
@@ -36,8 +35,8 @@ _ORDERS = {
 _OWN_WINS = "ON CONFLICT (entity, memory) DO UPDATE SET own = 1 WHERE excluded.own AND NOT own"
 
 
-class EntityTables:
-    """The entity half of the SQLite store."""
+class EntityTables(EntitySearchReads):
+    """The entity half of the SQLite store (its search cache's reads: ``EntitySearchReads``)."""
 
     db: Connection
     c: str
@@ -255,7 +254,7 @@ class EntityTables:
             rows = self.db.rows(
                 f"{self._entity_select()} WHERE e.id IN ({placeholders(len(chunk))})", chunk
             )
-            found.update((r[0], _entity_from_row(r)) for r in rows)
+            found.update((r[0], entity_from_row(r)) for r in rows)
         return [found[i] for i in ids if i in found]
 
     def list_entities(
@@ -266,7 +265,7 @@ class EntityTables:
             f"{self._entity_select()} WHERE {where} ORDER BY {_ORDERS[order]} LIMIT ? OFFSET ?",
             [*args, limit, offset],
         )
-        return [_entity_from_row(r) for r in rows]
+        return [entity_from_row(r) for r in rows]
 
     def memories_of_entities(
         self, entity_ids: Sequence[str], own_only: bool = False
@@ -283,63 +282,6 @@ class EntityTables:
             for eid, mid in rows:
                 out[eid].append(mid)
         return dict(out)
-
-    def _entity_scope_views(self, scope: Scope) -> list[ScopeView]:
-        """The scopes ``scope`` matches with their versions and memory matrices, each search
-        counted (``entity_cache``); a scope whose matrix is at another version is left out."""
-        where, args = scope_where(scope)
-        views = []
-        for scope_id, ent_version, mem_version in self.db.rows(
-            f"SELECT s.id, s.ent_version, s.mem_version FROM {self.c}_scopes s WHERE {where}",
-            args,
-        ):
-            matrix = self.memory_vectors.get(scope_id, mem_version)  # type: ignore[attr-defined]
-            if matrix.version == mem_version:
-                versions = (ent_version, mem_version)
-                catch_up(self, scope_id, versions)  # across other processes' adds (``add_log``)
-                searches = self.entity_cache.opened(scope_id, versions)
-                views.append(ScopeView(scope_id, versions, matrix, searches))
-        return views
-
-    def _read_entities(self, ids: Sequence[str], lists_up_to: float) -> LoadedEntities:
-        """The records of ``ids`` and the row keys of the memories linked to those of at most
-        ``lists_up_to`` own links, with the versions of their scopes, from one snapshot
-        (``entity_cache``)."""
-        loaded = LoadedEntities({}, {}, {}, {}, True)
-        with self.db.snapshot() as committed:
-            for row in self.db.rows(
-                f"SELECT e.scope_id, {self._entity_columns()} FROM {self.c}_entities e JOIN "
-                f"{self.c}_scopes s ON s.id = e.scope_id "
-                "WHERE e.id IN (SELECT value FROM json_each(?))",
-                [json.dumps(list(ids))],
-            ):
-                loaded.scopes[row[1]] = row[0]
-                loaded.records[row[1]] = _entity_from_row(row[1:])
-            listed = [i for i, r in loaded.records.items() if r.link_count <= lists_up_to]
-            for entity_id, rowids in self.db.rows(  # each in row key order (primary key)
-                f"SELECT e.id, (SELECT group_concat(memory) FROM {self.c}_links "
-                f"WHERE entity = e.rowid) FROM {self.c}_entities e "
-                "WHERE e.id IN (SELECT value FROM json_each(?))",
-                [json.dumps(listed)],
-            ):
-                found = np.fromstring(rowids, np.int64, sep=",") if rowids else ()
-                loaded.links[entity_id] = np.sort(np.asarray(found, dtype=np.int64))
-            loaded.versions.update(
-                (s, (ent, mem))
-                for s, ent, mem in self.db.rows(
-                    f"SELECT id, ent_version, mem_version FROM {self.c}_scopes "
-                    "WHERE id IN (SELECT value FROM json_each(?))",
-                    [json.dumps(sorted(set(loaded.scopes.values())))],
-                )
-            )
-        return replace(loaded, committed=committed)
-
-    def _read_hop_index(
-        self, scope_id: int, max_links: int
-    ) -> tuple[HopIndex, tuple[int, int] | None, bool]:
-        """The scope's ``HopIndex`` with the versions it was read at and whether from
-        committed data (``entity_cache.read_hop_index``)."""
-        return read_hop_index(self, scope_id, max_links)
 
     def entities_of_memories(self, memory_ids: Sequence[str]) -> dict[str, list[EntityRecord]]:
         out: dict[str, list[EntityRecord]] = defaultdict(list)
@@ -374,7 +316,7 @@ class EntityTables:
                 [*chunk, max(0, max_links)],
             )
             for row in rows:
-                out[row[0]].append(_entity_from_row(row[1:]))
+                out[row[0]].append(entity_from_row(row[1:]))
         return dict(out)
 
     def links_among(
@@ -445,10 +387,3 @@ class EntityTables:
                 (text, key, encode(vector), entity_id),
             )
             self._bump([scope_id], "ent_version")  # type: ignore[attr-defined]
-
-
-def _entity_from_row(row: Sequence[Any]) -> EntityRecord:
-    scope = Scope(*(v or None for v in row[4:7]))
-    return EntityRecord(
-        id=row[0], text=row[1], key=row[2], kind=row[3], scope=scope, link_count=row[7]
-    )

@@ -1,23 +1,24 @@
 """The SQLite half of the entity cache (``linkmem.store.caches.entity_records``, whose names
 are re-exported here): the ``HopIndex`` of a scope read in one snapshot. The records and link
-lists are read by ``EntityTables._read_entities`` (``sqlite.entities``)."""
+lists are read by ``EntitySearchReads._read_entities`` (``sqlite.entity_reads``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from linkmem.store.caches.entity_reads import EntityReads, ScopeView
 from linkmem.store.caches.entity_records import (
     DEFAULT_ENTITY_CACHE_BYTES,
     HOP_MEMORIES_PER_SEARCH,
     LINKS_PER_SEARCH,
     EntityCache,
-    EntityReads,
     HopIndex,
     LoadedEntities,
-    ScopeView,
     Versions,
 )
 from linkmem.store.sqlite.connection import placeholders
+from linkmem.types import EntityRecord, Scope
 
 __all__ = [
     "DEFAULT_ENTITY_CACHE_BYTES",
@@ -65,3 +66,11 @@ def hop_links(c: str, of_entities: int = 0) -> str:
 
 #: The name the tests and older callers use.
 _read_hop_index = read_hop_index
+
+
+def entity_from_row(row: Sequence[Any]) -> EntityRecord:
+    """An entity record from ``EntityTables._entity_columns``' columns."""
+    scope = Scope(*(v or None for v in row[4:7]))
+    return EntityRecord(
+        id=row[0], text=row[1], key=row[2], kind=row[3], scope=scope, link_count=row[7]
+    )

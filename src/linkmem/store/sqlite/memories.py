@@ -11,12 +11,12 @@ import numpy as np
 
 from linkmem.errors import NotFound
 from linkmem.filters import Node
-from linkmem.store.base import NewMemory, iter_chunks, posting_rows
+from linkmem.store.base import MemoryDate, NewMemory, iter_chunks, posting_rows
 from linkmem.store.base import record_from_row as base_record_from_row
 from linkmem.store.caches.keyword_postings import KeywordCache
 from linkmem.store.sqlite.connection import CHUNK, Connection, placeholders
 from linkmem.store.sqlite.keyword import KeywordTables
-from linkmem.store.sqlite.record_cache import MemoryDate, RecordCache
+from linkmem.store.sqlite.record_cache import RecordCache
 from linkmem.store.sqlite.sql import exact_scope_params, filter_sql, scope_where
 from linkmem.store.vectors import (
     LoadedScope,

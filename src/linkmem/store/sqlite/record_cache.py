@@ -32,23 +32,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from linkmem.side_threads import side_pool
+from linkmem.store.base import MemoryDate
 from linkmem.store.sqlite import scope_records
 from linkmem.store.sqlite.scope_records import HeldScope, HeldScopes, flat, record_bytes
 from linkmem.types import MemoryRecord, Scope
 
 #: Estimated bytes kept per store: 8 MiB, ~20k short memories.
 DEFAULT_RECORD_CACHE_BYTES = 8 * 2**20
-
-
-class MemoryDate(NamedTuple):
-    """What the time signal of a search reads of a memory (``linkmem.rank.time_boost``)."""
-
-    id: str
-    text: str
-    created_at: str | None
 
 
 class RecordCache:

@@ -24,11 +24,11 @@ import numpy as np
 
 from linkmem.filters import Node
 from linkmem.side_threads import side_pool
-from linkmem.store.caches.entity_records import EntityReads
+from linkmem.store.base import MemoryDate
+from linkmem.store.caches.entity_reads import EntityReads
 from linkmem.store.caches.keyword_postings import KeywordScores
 from linkmem.store.prefetch import SearchPlan
 from linkmem.store.sqlite.keyword import KeywordStats
-from linkmem.store.sqlite.record_cache import MemoryDate
 from linkmem.store.vectors import ScopeMatrix
 from linkmem.store.vectors import _top as top_of_scores
 from linkmem.types import EntityRecord, MemoryRecord, Scope
