@@ -11,9 +11,12 @@ Reports, in one run so the ratios are comparable (the models are loaded once and
   path gives them (each text within the default long-text budget,
   ``RetrievalConfig.long_text_*``: a long one's head and tail), with the characters and
   word pieces they read per text;
-- search p50/p95 in one scope holding each of ``--sizes`` memories, next to the query's model
-  alone (the query's embedding: a search runs no NER, ``linkmem.encoding.encode_query``),
-  measured on the same queries between the searches (``bench_search``);
+- search p50/p95 in one scope holding each of ``--sizes`` memories, next to the query's
+  models alone, measured on the same queries between the searches (``bench_search``): the
+  query's embedding (``linkmem.encoding.encode_query``; a search runs no NER) and the query's
+  NER (the extractor on the query, what a search ran before its entities were looked up by
+  key). Issue 15 holds the search to 1.2x the two together; the ratio to the embedding
+  alone is reported beside it;
 - a "targets" block (issue 15): each target's measured value, its limit, the model-time limit
   it is held to, pass/fail, and the previous value from the results file this run replaces;
 - the process's peak RSS (VmHWM).
@@ -240,22 +243,28 @@ def bench_search(folder: Path, models: Models, sizes: list[int], n_queries: int)
         # query it saw at the previous size (recurring entity names may hit it, as in use).
         queries = make_queries(n_queries, seed=3 + size)
         memory.search("warm up", user_id="bench")  # warm the scope's vector cache
-        times, embed = [], []
+        times, embed, ner = [], [], []
         for index, query in enumerate(queries):
             # Alternating which runs first; the embedding alone has the memo swapped out, so
             # it neither answers nor remembers the search's query.
             if index % 2:
                 embed.append(_timed_embedding(models, query, memory.retrieval))
+                ner.append(_timed_ner(models, query))
                 times.append(_timed_search(memory, query))
             else:
                 times.append(_timed_search(memory, query))
+                ner.append(_timed_ner(models, query))
                 embed.append(_timed_embedding(models, query, memory.retrieval))
         embeds += embed
         p50, embed_p50 = statistics.median(times), statistics.median(embed)
+        models_p50 = statistics.median(e + n for e, n in zip(embed, ner, strict=True))
         out[str(size)] = {
             "p50_ms": round(p50, 2),
             "p95_ms": round(percentile(times, 0.95), 2),
             "query_embedding_ms": round(embed_p50, 2),
+            "query_ner_ms": round(statistics.median(ner), 2),
+            "query_models_ms": round(models_p50, 2),
+            "x_query_models": round(p50 / models_p50, 3),
             "x_query_embedding": round(p50 / embed_p50, 3),
             # The median of each query's search / its embedding's (both with the same text
             # length; a second view of the same ratio, less moved by a slow minute).
@@ -294,6 +303,14 @@ def _timed_embedding(models: Models, query: str, config) -> float:
             embedder.vector_cache = memo
 
 
+def _timed_ner(models: Models, query: str) -> float:
+    """The query's NER alone, in ms: the model a search ran before its entities were the
+    stored ones its words name (issue 15's "query embedding + query NER")."""
+    start = time.perf_counter()
+    models.extractor.extract_batch([query])
+    return (time.perf_counter() - start) * 1000
+
+
 def peak_rss_mb() -> float:
     """VmHWM: the most resident memory this process has had."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -330,10 +347,15 @@ def targets(results: dict, sizes: list[int]) -> dict:
         ),
     }
     for size in sizes:
-        p50, query_ms = search[str(size)]["p50_ms"], search[str(size)]["query_embedding_ms"]
+        row = search[str(size)]
+        p50, models_ms = row["p50_ms"], row["query_models_ms"]
         limit = 10 if size <= 1000 else 20
-        out[f"search_p50_ms_{size}"] = target(p50, limit, False, query_ms)
-        out[f"search_{size}_x_query_models"] = target(round(p50 / query_ms, 2), 1.2, False)
+        out[f"search_p50_ms_{size}"] = target(p50, limit, False, models_ms)
+        out[f"search_{size}_x_query_models"] = target(round(p50 / models_ms, 2), 1.2, False)
+        # Stricter than the issue: the embedding alone (a search runs no NER).
+        out[f"search_{size}_x_query_embedding"] = target(
+            round(p50 / row["query_embedding_ms"], 2), 1.2, False
+        )
     out["peak_rss_mb"] = target(results["peak_rss_mb"], 500, False)
     return out
 

@@ -196,19 +196,30 @@ def held_at(memory: Memory, scope_id: int) -> dict[str, Any]:
 
 
 def assert_carried_without(
-    memory: Memory, scope_id: int, after: tuple[int, int], max_links: int, added: list[str]
+    memory: Memory,
+    scope_id: int,
+    after: tuple[int, int],
+    max_links: int,
+    added: list[str],
+    listed: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> set[str]:
-    """The entity cache carried to ``after`` holds nothing of the entities linked to the
-    memories ``added``, and its hop index is the one the server gives now; those entities."""
+    """The entity cache carried to ``after`` holds no record of the entities linked to the
+    memories ``added``; of those ``listed`` (their lists held before the add) the lists wait
+    for ``added`` as rows, the others' lists are gone; its hop index is the one the server
+    gives now. The entities linked."""
     store: Any = memory.store
-    touched = {
-        row[0]
-        for row in store.db.rows(
-            f"SELECT entity FROM {store.t.links} WHERE memory = ANY(%s)", [added]
-        )
-    }
-    assert not store.entity_cache.lookup(scope_id, after, touched, False)
-    assert not store.entity_cache.lookup(scope_id, after, touched, True)
+    links: dict[str, set[str]] = {}
+    for entity_id, memory_id in store.db.rows(
+        f"SELECT entity, memory FROM {store.t.links} WHERE memory = ANY(%s)", [added]
+    ):
+        links.setdefault(entity_id, set()).add(memory_id)
+    touched = set(links)
+    cache = store.entity_cache
+    assert not cache.lookup(scope_id, after, touched, False)
+    entry = cache._entries[scope_id]
+    assert set(entry.links) & touched == listed & touched
+    carried = listed & touched
+    assert {e: entry.pending[e] for e in carried} == {e: links[e] for e in carried}
     rows = store.db.rows(hop_links(store.t), [max_links, scope_id])
     fresh = HopIndex.of_links(max_links, [(r[2], r[3]) for r in rows if r[2] is not None])
     carried = store.entity_cache.hop_index(scope_id, after, max_links)
@@ -217,3 +228,17 @@ def assert_carried_without(
         e: set(m) for e, m in fresh.members.items()
     }
     return touched
+
+
+def assert_lists_as_servers(memory: Memory, scope_id: int, entity_ids: set[str]) -> None:
+    """The entity cache's lists of ``entity_ids``, those held and settled, have as many rows
+    as the server has links of each; at least one is held."""
+    store: Any = memory.store
+    entry = store.entity_cache._entries[scope_id]
+    held = {e: rows for e, rows in entry.links.items() if e in entity_ids}
+    assert held and not entry.pending.keys() & held.keys()
+    rows = store.db.rows(
+        f"SELECT entity, count(*) FROM {store.t.links} WHERE entity = ANY(%s) GROUP BY entity",
+        [sorted(held)],
+    )
+    assert {e: len(r) for e, r in held.items()} == dict(rows)

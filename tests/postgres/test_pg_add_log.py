@@ -1,8 +1,8 @@
 """Another process's adds carry a reader's PostgreSQL search caches through the log of adds
 (``linkmem.store.postgres.add_log``): the pool's rows, the near rows, the entity records,
-hub lists and hop index stay, but for the entities the adds linked or inserted; a write of
-any other kind between breaks the chain and nothing is carried. Answers are the plain
-path's."""
+hub lists and hop index stay, but for the entities the adds linked or inserted (whose lists
+gain the memories the adds linked them to); a write of any other kind between breaks the
+chain and nothing is carried. Answers are the plain path's."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pg_cache_helpers import (
     ENTITY_POOL,
     add_from_another_process,
     assert_carried_without,
+    assert_lists_as_servers,
     counted_round_trips,
     held_at,
     opened,
@@ -44,16 +45,19 @@ def test_another_memorys_adds_carry_the_caches_but_what_they_linked(two: Any) ->
     store: Any = reader.store
     max_links = store.entity_cache.hop_max_links(scope_id, before)
     assert max_links is not None
-    # "Max" has many links, Rare1 two (in the hop index), Zelda and Oslo none yet.
-    first = writer.add("Max met Rare1 and Zelda Quill in the park", user_id="alice")
+    # "Max Person" has many links (its list is held), "Rare" a few, Zelda and Oslo none yet.
+    listed = set(store.entity_cache._entries[scope_id].links)
+    first = writer.add("Max Person2 met Rare1 and Zelda Quill in the park", user_id="alice")
     second = writer.add("Zelda Quill flew to Oslo", user_id="alice")
     _, after = versions(reader)
     assert set(held_at(reader, scope_id).values()) == {before}
     caught_up(reader, scope_id, after)
     assert set(held_at(reader, scope_id).values()) == {after}
     added = [first["results"][0]["id"], second["results"][0]["id"]]
-    assert len(assert_carried_without(reader, scope_id, after, max_links, added)) == 4
+    touched = assert_carried_without(reader, scope_id, after, max_links, added, listed)
+    assert len(touched) == 4
     scores_as_servers(reader)  # the carried caches answer as the server
+    assert_lists_as_servers(reader, scope_id, listed & touched)  # their lists gained the adds
 
 
 @pytest.mark.parametrize("write", OTHER_WRITES)

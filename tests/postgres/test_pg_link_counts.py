@@ -145,6 +145,7 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
             *(s for s in schema.m014_rewrite_counts(old.t, 0) if s.startswith("ALTER")),
             schema.m015_keyword_rewrites(old.t, 0)[0],
             *schema.m017_add_log(old.t, 0),
+            *schema.m018_add_log_links(old.t, 0),
         ]
         for statement in columns:  # columns and tables today's writes use
             old.db.run(statement)
@@ -169,6 +170,7 @@ def test_a_database_from_before_the_counts_gets_them_on_open(make_store, monkeyp
         "m015_keyword_rewrites",
         "m016_scope_seq",
         "m017_add_log",
+        "m018_add_log_links",
     ]
     assert kept_counts(new) == {entities["Ana"]: 6, entities["Bo"]: 3, entities["Cy"]: 1}
     assert new.keyword_search(["note", "another"], Scope("u"), 10) == bm25_before

@@ -1,7 +1,8 @@
 """A process's own adds carry its PostgreSQL search caches to the versions they leave
 (``linkmem.store.postgres.write_follow``): the pool's rows, the near rows, the entity records,
-hub lists and hop index stay, but for the entities the add linked or inserted; any other
-write in the transaction carries nothing. Answers are the plain path's."""
+hub lists and hop index stay, but for the entities the add linked or inserted (whose lists
+gain the memories it linked them to); any other write in the transaction carries nothing.
+Answers are the plain path's."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from pg_cache_helpers import (
     ENTITY_POOL,
     assert_carried_without,
+    assert_lists_as_servers,
     counted_round_trips,
     held_at,
     opened,
@@ -35,16 +37,18 @@ def test_an_own_add_carries_the_caches_but_what_it_linked(two: Any) -> None:
     store: Any = reader.store
     max_links = store.entity_cache.hop_max_links(scope_id, before)
     assert max_links is not None
-    # "Max" has many links, Rare1 two (in the hop index), Zelda none yet.
-    linked = reader.add("Max met Rare1 and Zelda Quill in the park", user_id="alice")
+    # "Max Person" has many links (its list is held), "Rare" a few, "Zelda Quill" none yet.
+    listed = set(store.entity_cache._entries[scope_id].links)
+    linked = reader.add("Max Person2 met Rare1 and Zelda Quill in the park", user_id="alice")
     _, after = versions(reader)
     assert after != before
     assert set(held_at(reader, scope_id).values()) == {after}
     touched = assert_carried_without(
-        reader, scope_id, after, max_links, [linked["results"][0]["id"]]
+        reader, scope_id, after, max_links, [linked["results"][0]["id"]], listed
     )
     assert len(touched) == 3
     scores_as_servers(reader)  # the carried caches answer as the server
+    assert_lists_as_servers(reader, scope_id, listed & touched)  # their lists gained the add
 
 
 @pytest.mark.parametrize("write", OTHER_WRITES)

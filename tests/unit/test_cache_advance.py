@@ -1,5 +1,6 @@
 """Cache entries carried across this process's own adds (``postgres.write_follow``): only from
-exactly the versions before, without what the add touched, the rest as it was."""
+exactly the versions before, without what the add touched, the rest as it was; the lists of
+the entities it linked gain the memories it linked them to."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 
 from linkmem.store.caches.entity_records import EntityCache, HopIndex
 from linkmem.store.caches.memory_rows import RowCache
+from linkmem.store.vectors import ScopeMatrix
 from linkmem.types import EntityRecord, Scope
 
 
@@ -56,3 +58,44 @@ def test_the_hop_index_takes_the_rows_read_after_the_add() -> None:
     cache.remember_hops(1, (6, 6), index)
     cache.advance(1, (6, 6), (7, 7), set(), None)  # nothing linked: the index stays
     assert cache.hop_index(1, (7, 7), 3) == index
+
+
+def matrix(version: int, ids: list[str]) -> ScopeMatrix:
+    rowids = np.arange(1, len(ids) + 1, dtype=np.int64)
+    return ScopeMatrix(version, rowids, ids, np.zeros((len(ids), 2), dtype=np.float32))
+
+
+def test_lists_of_linked_entities_gain_the_added_memories() -> None:
+    cache = EntityCache(max_bytes=10**6)
+    lists = {"hub": np.array([0, 2]), "few": np.array([1]), "gone": np.array([0])}
+    cache.remember(1, (3, 4), {"hub": record("hub", 2)}, lists)
+    held = cache.nbytes
+    # The add wrote m3 and m4, linked "hub" and "few" to them (and "few" again to m1, a link
+    # it had); "gone" was written without the links being named: its list goes.
+    linked = {"hub": {"m3", "m4"}, "few": {"m4", "m1"}}
+    cache.advance(1, (3, 4), (4, 5), {"hub", "few", "gone"}, None, linked)
+    assert cache.lookup(1, (4, 5), ["hub"], False) == {}  # the record's count moved
+    grown = matrix(5, ["m0", "m1", "m2", "m3", "m4"])
+    found = cache.lookup(1, (4, 5), ["hub", "few", "gone"], True, grown)
+    assert {k: v.tolist() for k, v in found.items()} == {"hub": [0, 2, 3, 4], "few": [1, 4]}
+    assert cache.lookup(1, (4, 5), ["hub"], True)["hub"].tolist() == [0, 2, 3, 4]  # settled
+    assert cache.nbytes < held + 200
+
+
+def test_a_list_whose_added_memory_is_not_in_the_matrix_goes() -> None:
+    cache = EntityCache(max_bytes=10**6)
+    cache.remember(1, (3, 4), {}, {"hub": np.array([0]), "other": np.array([1])})
+    cache.advance(1, (3, 4), (4, 5), {"hub", "other"}, None, {"hub": {"m9"}, "other": {"m2"}})
+    assert cache.lookup(1, (4, 5), ["other"], True) == {}  # no matrix to place m2 in
+    assert cache.lookup(1, (4, 5), ["hub"], True, matrix(5, ["m0", "m1", "m2"])) == {}
+    empty = EntityCache(max_bytes=10**6)
+    empty.remember(1, (4, 5), {}, {})
+    assert cache.nbytes == empty.nbytes  # nothing left but the scope's entry
+
+
+def test_a_list_read_whole_replaces_the_added_memories() -> None:
+    cache = EntityCache(max_bytes=10**6)
+    cache.remember(1, (3, 4), {}, {"hub": np.array([0])})
+    cache.advance(1, (3, 4), (4, 5), {"hub"}, None, {"hub": {"m1"}})
+    cache.remember(1, (4, 5), {}, {"hub": np.array([0, 1])})
+    assert cache.lookup(1, (4, 5), ["hub"], True)["hub"].tolist() == [0, 1]

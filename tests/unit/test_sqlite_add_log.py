@@ -1,7 +1,7 @@
 """Another ``Memory``'s (or process's) adds to the same SQLite file carry a reader's entity
-cache through the log of adds (``linkmem.store.sqlite.add_log``), without the entities they
-wrote; a write of any other kind between breaks the chain and nothing is carried. Answers are
-a fresh ``Memory``'s."""
+cache through the log of adds (``linkmem.store.sqlite.add_log``), without the records of the
+entities they wrote, whose lists gain the memories they linked; a write of any other kind
+between breaks the chain and nothing is carried. Answers are a fresh ``Memory``'s."""
 
 from __future__ import annotations
 
@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 from helpers import run_python
 from search_reads_cases import OTHER_WRITES, other_write, seed
-from test_sqlite_write_follow import alice, held_at, opened, same_as_fresh, warmed
+from test_sqlite_write_follow import (
+    alice,
+    carried_lists,
+    held_at,
+    opened,
+    same_as_fresh,
+    warmed,
+)
 
 from linkmem.store.sqlite.add_log import KEEP_VERSIONS, catch_up
 from linkmem.store.sqlite.entity_cache import read_hop_index
@@ -62,7 +69,8 @@ def test_another_memorys_adds_carry_the_entity_cache_but_what_they_wrote(
     store: Any = reader.store
     scope_id, before = alice(reader)
     kept = dict(store.entity_cache.held(scope_id).records)
-    first = writer.add("Max met Rare1 and Zelda Quill in the park", user_id="alice")
+    listed = set(store.entity_cache.held(scope_id).links)
+    first = writer.add("Max Person2 met Rare1 and Zelda Quill in the park", user_id="alice")
     second = writer.add("Zelda Quill flew to Oslo", user_id="alice")
     _, after = alice(reader)
     assert held_at(reader, scope_id) == before
@@ -70,7 +78,10 @@ def test_another_memorys_adds_carry_the_entity_cache_but_what_they_wrote(
     assert len(written) == 4
     catch_up(store, scope_id, after)
     assert not store.entity_cache.lookup(scope_id, after, written, False)
-    assert not store.entity_cache.lookup(scope_id, after, written, True)
+    # The lists held of them ("Max Person", a hub) gained the new memories: the store's links.
+    carried = carried_lists(reader, scope_id, after, written)
+    assert carried and set(carried) == listed & written
+    assert carried == {e: set(m) for e, m in store.memories_of_entities(list(carried)).items()}
     assert_carried(store, scope_id, after, kept, written)
     same_as_fresh(reader, tmp_path / "m.db")
 

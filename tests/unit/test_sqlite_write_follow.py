@@ -1,6 +1,7 @@
 """A process's own adds carry its SQLite entity cache (records, hub lists, hop index) to the
-versions they leave, without the entities they wrote (``linkmem.store.sqlite.write_follow``);
-any other write in the transaction carries nothing. Answers are a fresh ``Memory``'s."""
+versions they leave, without the records of the entities they wrote, whose lists gain the
+memories they linked them to (``linkmem.store.sqlite.write_follow``); any other write in the
+transaction carries nothing. Answers are a fresh ``Memory``'s."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from search_reads_cases import OTHER_WRITES, QUERIES, other_write, seed
 from linkmem import Memory
 from linkmem.embed.fake import FakeEmbedder
 from linkmem.store.sqlite.entity_cache import read_hop_index
+from linkmem.types import Scope
 
 RETRIEVAL = {"entity_pool_max_links": 6}
 
@@ -57,6 +59,16 @@ def held_at(memory: Memory, scope_id: int) -> tuple[int, int] | None:
     return None if entry is None else entry.versions
 
 
+def carried_lists(
+    memory: Memory, scope_id: int, versions: tuple[int, int], entity_ids: set[str]
+) -> dict[str, set[str]]:
+    """The memories of each of ``entity_ids`` whose list the entity cache holds."""
+    store: Any = memory.store
+    (view,) = [v for v in store._entity_scope_views(Scope("alice")) if v.scope_id == scope_id]
+    held = store.entity_cache.lookup(scope_id, versions, entity_ids, True, view.matrix)
+    return {e: {view.matrix.ids[r] for r in rows.tolist()} for e, rows in held.items()}
+
+
 def same_as_fresh(memory: Memory, path: Path) -> None:
     fresh = opened(path)
     try:
@@ -76,6 +88,7 @@ def test_an_own_add_carries_the_entity_cache_but_what_it_wrote(
     assert held_at(memory, scope_id) == before
     max_links = store.entity_cache.hop_max_links(scope_id, before)
     assert max_links is not None
+    listed = set(store.entity_cache._entries[scope_id].links)
     added = memory.add("Max met Rare1 and Zelda Quill in the park", user_id="alice")
     _, after = alice(memory)
     assert after != before and held_at(memory, scope_id) == after
@@ -89,6 +102,10 @@ def test_an_own_add_carries_the_entity_cache_but_what_it_wrote(
     }
     assert len(linked) == 3
     assert not store.entity_cache.lookup(scope_id, after, linked, False)
+    # The lists held of them gained the new memory: the links the store gives.
+    carried = carried_lists(memory, scope_id, after, linked)
+    assert carried and set(carried) == listed & linked
+    assert carried == {e: set(m) for e, m in store.memories_of_entities(list(carried)).items()}
     fresh, versions, _ = read_hop_index(store, scope_id, max_links)
     assert versions == after
     carried = store.entity_cache.hop_index(scope_id, after, max_links)

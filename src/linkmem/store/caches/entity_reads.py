@@ -139,7 +139,7 @@ class EntityReads:
         versions than the search's or links memories of another scope (the store answers)."""
         out: dict[str, tuple[ScopeView, np.ndarray]] = {}
         for view in self._views.values():
-            held = self._cache.lookup(view.scope_id, view.versions, ids, True)
+            held = self._cache.lookup(view.scope_id, view.versions, ids, True, view.matrix)
             out.update((i, (view, rows)) for i, rows in held.items())
         missing = [i for i in ids if i not in out]
         if missing and load:

@@ -10,9 +10,11 @@ takes its links). A link list is kept as rows of the scope's vector matrix at th
 ``mem_version`` (``linkmem.store.vectors.ScopeMatrix``, in row key order, as the SQL orders
 them): the ids are the matrix's, and a hub's links to the candidates are one gather over a
 mask of the candidates' rows. Any write, by this process or another, moves a version on; the
-next search reads what it needs again (lazily: the entities it matched). On PostgreSQL a
-process's own add carries the entry instead, without the entities it wrote (``advance``,
-``postgres.write_follow``). The hubs' whole
+next search reads what it needs again (lazily: the entities it matched). A process's own add
+carries the entry instead (``advance``; ``postgres.write_follow``, ``sqlite.write_follow``):
+the entities it wrote lose their records, and their lists gain the memories it linked them
+to (by id, turned into rows of the grown matrix by the next search that reads the list:
+an add appends to the matrix, so every row held stays where it was). The hubs' whole
 lists (6.7k links for ~37 hubs a search at 10k memories: 1.4 ms to read, against ~0.5 ms for
 a search's SQL reads of their links to its candidates) are read once the searches at the same
 versions have spent as much on SQL (``LINKS_PER_SEARCH``): a scope written between every few
@@ -41,13 +43,14 @@ the store: ``_read_entities`` (``LoadedEntities``), ``_read_hop_index``,
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from linkmem.store.caches.scope_budget import ScopeBudget
+from linkmem.store.vectors import ScopeMatrix
 from linkmem.types import EntityRecord
 
 #: Bytes kept per store: 32 MiB, about 40k entity records with their link lists.
@@ -67,11 +70,13 @@ HOP_MEMORIES_PER_SEARCH = 1000
 Versions = tuple[int, int]
 
 #: Estimated bytes of one cached record (the dataclass, its strings and dict slot), of one
-#: link list beside its rows, and of a scope's entry (so a process that searches thousands
-#: of scopes keeps a bounded number of them).
+#: link list beside its rows, of a scope's entry (so a process that searches thousands
+#: of scopes keeps a bounded number of them), and of a memory id a list gained by an add
+#: and has not turned into a row yet.
 _RECORD_BYTES = 600
 _LIST_BYTES = 200
 _SCOPE_BYTES = 1000
+_PENDING_BYTES = 100
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,8 @@ class ScopeEntities:
     versions: Versions
     records: dict[str, EntityRecord] = field(default_factory=dict)
     links: dict[str, np.ndarray] = field(default_factory=dict)  # rows in the scope's matrix
+    # Memories an own add linked to a held list's entity, not yet rows of the matrix.
+    pending: dict[str, set[str]] = field(default_factory=dict)
     searches: int = 0  # searches that opened at these versions
     nbytes: int = _SCOPE_BYTES
     hops: HopIndex | None = None
@@ -164,17 +171,42 @@ class EntityCache(ScopeBudget[ScopeEntities]):
             return entry.searches - 1
 
     def lookup(
-        self, scope_id: int, versions: Versions, ids: Iterable[str], links: bool
+        self,
+        scope_id: int,
+        versions: Versions,
+        ids: Iterable[str],
+        links: bool,
+        matrix: ScopeMatrix | None = None,
     ) -> dict[str, Any]:
-        """The records (or, with ``links``, the link lists) of ``ids`` cached for the scope at
-        exactly ``versions``."""
+        """The records (or, with ``links``, the link lists, as rows of ``matrix``: the
+        scope's at ``versions``) of ``ids`` cached for the scope at exactly ``versions``."""
         with self._lock:
             entry = self._entries.get(scope_id)
             if entry is None or entry.versions != versions:
                 return {}
             self._entries.move_to_end(scope_id)
-            held = entry.links if links else entry.records
-            return {i: held[i] for i in ids if i in held}
+            if not links:
+                return {i: entry.records[i] for i in ids if i in entry.records}
+            wanted = [i for i in ids if i in entry.links]
+            for entity_id in wanted:
+                if entity_id in entry.pending:
+                    self._settle(entry, entity_id, matrix)
+            return {i: entry.links[i] for i in wanted if i in entry.links}
+
+    def _settle(self, entry: ScopeEntities, entity_id: str, matrix: ScopeMatrix | None) -> None:
+        """Turn the memories an add linked to ``entity_id`` into rows of its list (the list
+        goes when one of them is not in ``matrix``, or there is no matrix)."""
+        memories = entry.pending.pop(entity_id)
+        rows = entry.links.pop(entity_id)
+        freed = _PENDING_BYTES * len(memories) + _LIST_BYTES + rows.nbytes
+        row_of = matrix.row_of if matrix is not None else {}
+        added = [row_of.get(m, -1) for m in memories]
+        if matrix is not None and min(added, default=0) >= 0:
+            rows = np.union1d(rows, np.asarray(added, dtype=np.intp))
+            entry.links[entity_id] = rows
+            freed -= _LIST_BYTES + rows.nbytes
+        entry.nbytes -= freed
+        self._bytes -= freed
 
     def remember(
         self,
@@ -190,6 +222,8 @@ class EntityCache(ScopeBudget[ScopeEntities]):
                 return
             added = sum(_RECORD_BYTES for i in records if i not in entry.records)
             added += sum(_LIST_BYTES + r.nbytes for i, r in links.items() if i not in entry.links)
+            for entity_id in links:  # read whole at these versions: nothing left to add
+                added -= _PENDING_BYTES * len(entry.pending.pop(entity_id, ()))
             entry.records.update(records)
             entry.links.update(links)
             entry.nbytes += added
@@ -232,21 +266,32 @@ class EntityCache(ScopeBudget[ScopeEntities]):
         after: Versions,
         dropped: Collection[str],
         hops: tuple[int, list[tuple[str, str]]] | None = None,
+        linked: Mapping[str, Collection[str]] | None = None,
     ) -> None:
         """Carry the scope's entry from exactly ``before`` to ``after`` (this process's add,
-        ``postgres.write_follow``), with its count of searches: the records and lists of
-        ``dropped`` (the entities the add linked or inserted) go; the ``HopIndex`` takes
-        ``hops`` (its ``max_links`` and the own links of those of ``dropped`` it now holds,
-        read with the versions after) in place of theirs, and goes without them. Any other
-        entry stays."""
+        ``write_follow``; another's, ``add_log``), with its count of searches: the records of
+        ``dropped`` (the entities the add linked or inserted) go, and so do their lists, but
+        for those ``linked`` names: entity id -> every memory the add linked it to (its list
+        gains them); the ``HopIndex`` takes ``hops`` (its ``max_links`` and the own links of
+        those of ``dropped`` it now holds, read with the versions after) in place of theirs,
+        and goes without them. Any other entry stays."""
+        linked = linked or {}
         with self._lock:
             entry = self._entries.get(scope_id)
             if entry is None or entry.versions != before:
                 return
             gone = sum(_RECORD_BYTES for i in dropped if entry.records.pop(i, None) is not None)
             for entity_id in dropped:
+                if entity_id in linked and entity_id in entry.links:
+                    pending = entry.pending.setdefault(entity_id, set())
+                    new = set(linked[entity_id]) - pending
+                    pending |= new
+                    gone -= _PENDING_BYTES * len(new)
+                    continue
                 rows = entry.links.pop(entity_id, None)
+                memories = entry.pending.pop(entity_id, ())
                 gone += 0 if rows is None else _LIST_BYTES + rows.nbytes
+                gone += _PENDING_BYTES * len(memories)
             index = entry.hops
             if index is not None and dropped:
                 gone += index.nbytes
@@ -257,6 +302,7 @@ class EntityCache(ScopeBudget[ScopeEntities]):
             entry.nbytes -= gone
             self._bytes -= gone
             entry.versions = after
+            self._evict()
 
     def _entry(self, scope_id: int, versions: Versions) -> ScopeEntities | None:
         """The scope's entry at ``versions``, new when the one held is older; None when the

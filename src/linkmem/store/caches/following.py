@@ -15,6 +15,7 @@ backend's transactions of adds alone write (``ScopeLog``; ``postgres.add_log``,
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 #: A scope's (ent_version, mem_version), then its rewrite counts.
@@ -24,15 +25,25 @@ Versions = tuple[int, int]
 #: The ``HopIndex`` bound the rows were read for, and the own links of the written entities
 #: that it now holds (None: not read, the index goes).
 HopRows = tuple[int, list[tuple[str, str]]] | None
+#: The memories each entity was linked to: entity id -> memory ids.
+Linked = dict[str, set[str]]
 
 
 @dataclass
 class Following:
-    """One transaction's adds: each scope's stamp as first written, the entities written."""
+    """One transaction's adds: each scope's stamp as first written, the entities written
+    and, of those it linked, the memories it linked each to."""
 
     before: dict[int, Stamp] = field(default_factory=dict)
     entities: set[str] = field(default_factory=set)
+    linked: Linked = field(default_factory=dict)
     spoiled: bool = False
+
+    def links(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Note (memory id, entity id) links written."""
+        for memory_id, entity_id in pairs:
+            self.entities.add(entity_id)
+            self.linked.setdefault(entity_id, set()).add(memory_id)
 
     def began(self, scope_id: int, stamp: Stamp) -> bool:
         """Note a scope's stamp before this transaction's first add to it; whether this is
@@ -53,18 +64,28 @@ class Following:
         ]
 
 
+@dataclass(frozen=True)
+class LoggedAdds:
+    """What adds wrote to a scope: the entities linked or inserted, and the memories each
+    linked one was linked to (``Following.linked``)."""
+
+    entities: set[str]
+    linked: Linked
+
+
 class ScopeLog:
-    """One scope's versions now and its logged adds (versions before -> after, entities)."""
+    """One scope's versions now and its logged adds (versions before -> after, the entities
+    written, the (memory id, entity id) links written)."""
 
     def __init__(self) -> None:
         self.now: Versions | None = None
-        self.steps: dict[Versions, tuple[Versions, list[str]]] = {}
+        self.steps: dict[Versions, tuple[Versions, list[str], list[tuple[str, str]]]] = {}
         self.hop_links: list[tuple[str, str]] = []
 
-    def walk(self, held: Versions) -> set[str] | None:
-        """The entities written from ``held`` to the versions now, None when the log does
-        not chain from one to the other (a write that was not adds alone between)."""
-        written: set[str] = set()
+    def walk(self, held: Versions) -> LoggedAdds | None:
+        """What was written from ``held`` to the versions now, None when the log does not
+        chain from one to the other (a write that was not adds alone between)."""
+        adds = LoggedAdds(set(), {})
         at = held
         for _ in range(len(self.steps)):  # each step at most once
             if at == self.now:
@@ -72,9 +93,16 @@ class ScopeLog:
             step = self.steps.get(at)
             if step is None:
                 return None
-            at, entities = step
-            written.update(entities)
-        return written if at == self.now else None
+            at, entities, links = step
+            adds.entities.update(entities)
+            for memory_id, entity_id in links:
+                adds.linked.setdefault(entity_id, set()).add(memory_id)
+        return adds if at == self.now else None
+
+
+def link_pairs(linked: Linked) -> list[tuple[str, str]]:
+    """``linked`` as (memory id, entity id) pairs, in order (what a log row keeps)."""
+    return sorted((m, e) for e, memories in linked.items() for m in memories)
 
 
 def behind(held: Versions, now: Versions) -> bool:

@@ -9,7 +9,9 @@ versions before and after, and the entities it linked or inserted. A search whos
 hold a scope at older versions than round trip 0 found reads the scope's rows of the log
 since then, with the hop index's rows of those entities, in one statement (one snapshot):
 when the rows chain from the held versions to the scope's current ones, every write between
-was adds alone, and each cache is carried as after an own add (``caches.following``). A
+was adds alone, and each cache is carried as after an own add (``caches.following``), the
+entity cache's lists of the entities linked gaining the memories the log's links (``m018``)
+name. A
 write of any other kind writes no row, so a chain through it breaks and the caches read
 again, as before. The log keeps the last ``KEEP_VERSIONS`` memory versions of each scope
 (pruned by the writers, under the scope's lock); ``reset`` empties it.
@@ -20,7 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from linkmem.store.caches.following import ScopeLog, Stamp, Versions, behind
+from linkmem.store.caches.following import (
+    Linked,
+    ScopeLog,
+    Stamp,
+    Versions,
+    behind,
+    link_pairs,
+)
 from linkmem.store.postgres.sql import Tables
 
 #: Log rows kept per scope: those of its last this many memory versions (one per add).
@@ -30,14 +39,16 @@ KEEP_VERSIONS = 64
 def log_adds(t: Tables) -> str:
     """A ``WITH`` to put before the writer's statement of the stamps after its adds: a row
     for each scope of ``unnest(%s, ...)`` (ids, then the stamps before: versions and rewrite
-    counts, bigint arrays) whose rewrite counts did not move, with the entities ``%s``
-    (text[]); the scope's rows older than ``KEEP_VERSIONS`` memory versions go."""
+    counts, bigint arrays) whose rewrite counts did not move, with the entities ``%s`` and
+    the links' memories ``%s`` and entities ``%s`` (text[]); the scope's rows older than
+    ``KEEP_VERSIONS`` memory versions go."""
     return (
         "WITH b AS (SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], "
         "%s::bigint[], %s::bigint[], %s::bigint[]) AS b(id, ent, mem, mr, er, kr)), "
         f"logged AS (INSERT INTO {t.add_log} "
-        "(scope_id, before_ent, before_mem, after_ent, after_mem, entities) "
-        f"SELECT s.id, b.ent, b.mem, s.ent_version, s.mem_version, %s::text[] FROM b "
+        "(scope_id, before_ent, before_mem, after_ent, after_mem, entities, link_memories, "
+        "link_entities) SELECT s.id, b.ent, b.mem, s.ent_version, s.mem_version, %s::text[], "
+        "%s::text[], %s::text[] FROM b "
         f"JOIN {t.scopes} s ON s.id = b.id "
         "AND (s.mem_rewrites, s.ev_rewrites, s.kw_rewrites) = (b.mr, b.er, b.kr)), "
         f"pruned AS (DELETE FROM {t.add_log} g USING {t.scopes} s, b "
@@ -46,28 +57,33 @@ def log_adds(t: Tables) -> str:
     )
 
 
-def log_args(before: dict[int, Stamp], entities: Iterable[str]) -> list[Any]:
-    """``log_adds``' arguments: the scopes' stamps before the transaction's adds."""
+def log_args(before: dict[int, Stamp], entities: Iterable[str], linked: Linked) -> list[Any]:
+    """``log_adds``' arguments: the scopes' stamps before the transaction's adds, the
+    entities written, the links."""
     scope_ids = sorted(before)
     columns = [[before[s][i] for s in scope_ids] for i in range(5)]
-    return [scope_ids, *columns, sorted(entities)]
+    pairs = link_pairs(linked)
+    links = [[m for m, _ in pairs], [e for _, e in pairs]]
+    return [scope_ids, *columns, sorted(entities), *links]
 
 
 def catch_up_statement(t: Tables) -> str:
     """For each scope of ``unnest(%s, %s, %s, %s)`` (ids, the oldest versions held, the hop
     index's ``max_links`` or 0): its versions now (kind 0), its log rows from those versions
-    on (kind 1, in order), and the own links of their entities that have 2 to ``max_links``
-    own links (kind 2). One statement: one snapshot."""
+    on (kind 1, in order, with their links), and the own links of their entities that have 2
+    to ``max_links`` own links (kind 2). One statement: one snapshot."""
     return (
         "WITH a AS (SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::int[]) "
         "AS a(id, ent, mem, hop_max)), "
         f"g AS (SELECT g.* FROM a JOIN {t.add_log} g ON g.scope_id = a.id "
         "AND g.before_ent >= a.ent AND g.before_mem >= a.mem) "
         "SELECT 0, s.id, s.ent_version, s.mem_version, NULL::bigint, NULL::bigint, "
-        f"NULL::text[], NULL::text, NULL::text, 0::bigint FROM a JOIN {t.scopes} s ON s.id = a.id "
+        "NULL::text[], NULL::text, NULL::text, 0::bigint, NULL::text[], NULL::text[] "
+        f"FROM a JOIN {t.scopes} s ON s.id = a.id "
         "UNION ALL SELECT 1, g.scope_id, g.before_ent, g.before_mem, g.after_ent, g.after_mem, "
-        "g.entities, NULL, NULL, g.id FROM g "
-        "UNION ALL SELECT 2, a.id, NULL, NULL, NULL, NULL, NULL, l.entity, l.memory, 0 FROM a "
+        "g.entities, NULL, NULL, g.id, g.link_memories, g.link_entities FROM g "
+        "UNION ALL SELECT 2, a.id, NULL, NULL, NULL, NULL, NULL, l.entity, l.memory, 0, NULL, "
+        "NULL FROM a "
         f"JOIN {t.entities} e ON e.scope_id = a.id AND e.id IN "
         "(SELECT unnest(g.entities) FROM g WHERE g.scope_id = a.id) "
         f"JOIN {t.link_counts} c ON c.entity = e.id AND c.n BETWEEN 2 AND a.hop_max "
@@ -132,9 +148,10 @@ class AddLogReader:
             return
         caches = self._caches()
         for name, versions in held.items():
-            written = log.walk(versions)
-            if written is None:
+            adds = log.walk(versions)
+            if adds is None:
                 continue
+            written = adds.entities
             if name == "rows":
                 caches[name].advance(scope_id, versions, log.now)
             elif name == "near":
@@ -142,7 +159,7 @@ class AddLogReader:
             else:
                 hops = [(e, m) for e, m in log.hop_links if e in written]
                 carried = (hop_max, hops) if hop_max else None
-                caches[name].advance(scope_id, versions, log.now, written, carried)
+                caches[name].advance(scope_id, versions, log.now, written, carried, adds.linked)
 
 
 def _take(log: ScopeLog, kind: int, row: Sequence[Any]) -> None:
@@ -150,6 +167,7 @@ def _take(log: ScopeLog, kind: int, row: Sequence[Any]) -> None:
     if kind == 0:
         log.now = (row[0], row[1])
     elif kind == 1:
-        log.steps[(row[0], row[1])] = ((row[2], row[3]), list(row[4]))
+        links = list(zip(row[8], row[9], strict=True))
+        log.steps[(row[0], row[1])] = ((row[2], row[3]), list(row[4]), links)
     else:
         log.hop_links.append((row[5], row[6]))

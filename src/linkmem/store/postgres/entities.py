@@ -171,7 +171,7 @@ class EntityTables:
         pairs = sorted(set(pairs))
         with self.db.transaction() as conn:
             self._lock_scopes_of(conn, self.t.mem, [m for m, _ in pairs], appends=True)  # type: ignore[attr-defined]
-            self.follower.wrote_entities(e for _, e in pairs)
+            self.follower.wrote_links(pairs)
             self._require(conn, self.t.mem, {m for m, _ in pairs})
             self._require(conn, self.t.entities, {e for _, e in pairs})
             self.db.execute(

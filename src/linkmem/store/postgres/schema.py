@@ -273,6 +273,15 @@ def m017_add_log(t: Tables, dim: int) -> list[str]:
     ]
 
 
+def m018_add_log_links(t: Tables, dim: int) -> list[str]:
+    """Each logged add's links, as two arrays (memory ids, entity ids): a reader's lists of
+    the entities linked gain them (``add_log``)."""
+    return [
+        f"ALTER TABLE {t.add_log} ADD COLUMN IF NOT EXISTS link_memories text[] NOT NULL "
+        "DEFAULT '{}', ADD COLUMN IF NOT EXISTS link_entities text[] NOT NULL DEFAULT '{}'"
+    ]
+
+
 Migration = Callable[[Tables, int], list[str]]
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("m001_initial", m001_initial),
@@ -292,6 +301,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("m015_keyword_rewrites", m015_keyword_rewrites),
     ("m016_scope_seq", m016_scope_seq),
     ("m017_add_log", m017_add_log),
+    ("m018_add_log_links", m018_add_log_links),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -162,7 +162,9 @@ class CachedEntityReads:
         view = self._view
         if view is None:
             return None
-        held = self._store.entity_cache.lookup(view.scope_id, view.versions, hubs, True)
+        held = self._store.entity_cache.lookup(
+            view.scope_id, view.versions, hubs, True, view.matrix
+        )
         missing = [h for h in hubs if h not in held]
         links = sum(self._entities[h].link_count for h in missing if h in self._entities)
         if missing and view.searches * LINKS_PER_SEARCH < links:

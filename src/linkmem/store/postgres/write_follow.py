@@ -8,10 +8,11 @@ all of them again: four round trips, against one for a warm search. An add only 
 (memories, their postings, entities, links to them), so what it did not touch is still
 what the server holds. When a transaction's writes to a scope were adds alone, its entries
 are carried, once it commits, from the versions before it to the versions it left: the
-entities it linked or inserted lose their records, lists and near rows (read again when a
-search needs them), and the hop index goes when it linked any. The memory vectors, postings
-and entity vectors follow adds on their own (``dense_cache``, ``search_keyword_reads``,
-``search_near_cache.EntityVectors``).
+entities it linked or inserted lose their records and near rows (read again when a search
+needs them), their lists gain the memories it linked them to (``link`` notes the pairs), and
+the hop index takes the rows the statement before the commit read of them. The memory
+vectors, postings and entity vectors follow adds on their own (``dense_cache``,
+``search_keyword_reads``, ``search_near_cache.EntityVectors``).
 
 Adds alone: every writer locks its scopes first (``sql.lock_scopes``). ``put_memories`` takes
 the lock with the scopes' versions and rewrite counts (``LOCK_WITH_VERSIONS``: the lock
@@ -86,6 +87,12 @@ class WriteFollower:
         if following is not None:
             following.entities.update(entity_ids)
 
+    def wrote_links(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """An append linked (memory id, entity id) ``pairs``."""
+        following = self._following(create=False)
+        if following is not None:
+            following.links(pairs)
+
     def spoil(self) -> None:
         """This transaction writes more than adds: nothing is carried."""
         following = self._following(create=True)
@@ -114,7 +121,8 @@ class WriteFollower:
         args = [max_links, sorted(following.entities), scope_ids] if hops else [scope_ids]
         after: dict[int, Stamp] = {}
         hop_links: dict[int, list[tuple[str, str]]] = {}
-        logged = log_args(following.before, following.entities)  # for others (``add_log``)
+        # For other processes (``add_log``).
+        logged = log_args(following.before, following.entities, following.linked)
         statement = log_adds(self._t) + stamps_and_hops(self._t, hops)
         for scope_id, *stamp, entity_id, memory_id in self._db.execute(
             conn, statement, [*logged, *args]
@@ -126,16 +134,18 @@ class WriteFollower:
             (scope_id, was, now, _hops(max_links, hop_links.get(scope_id, [])))
             for scope_id, was, now in following.carried(after)
         ]
-        entities = frozenset(following.entities)
+        entities, linked = frozenset(following.entities), following.linked
         if carried:
-            self._db.after_commit(lambda: self._carry(carried, entities))
+            self._db.after_commit(lambda: self._carry(carried, entities, linked))
 
-    def _carry(self, carried: list[Carried], entities: frozenset[str]) -> None:
+    def _carry(
+        self, carried: list[Carried], entities: frozenset[str], linked: dict[str, set[str]]
+    ) -> None:
         store = self._store
         for scope_id, was, now, hops in carried:
             store.row_cache.advance(scope_id, was, now)
             store.near_details.advance(scope_id, was, now, entities)
-            store.entity_cache.advance(scope_id, was, now, entities, hops)
+            store.entity_cache.advance(scope_id, was, now, entities, hops, linked)
 
 
 def _hops(max_links: int | None, links: list[tuple[str, str]]) -> HopRows:

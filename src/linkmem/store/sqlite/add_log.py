@@ -8,7 +8,8 @@ and the entities it linked or inserted (JSON). A search whose entity cache holds
 older versions reads the scope's log rows since then, its versions and the hop index's rows
 of those entities in one snapshot: when the rows chain from the held versions to the current
 ones, every write between was adds alone, and the entry is carried as after an own add
-(``caches.following``). A write of any other kind writes no row, so the chain breaks and the
+(``caches.following``), the lists of the entities linked gaining the memories the log's
+links (``m010``) name. A write of any other kind writes no row, so the chain breaks and the
 cache reads again, as before. The log keeps the last ``KEEP_VERSIONS`` memory versions of
 each scope (pruned by the writers, inside their write transaction); ``reset`` empties it.
 """
@@ -19,7 +20,15 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from linkmem.store.caches.following import HopRows, ScopeLog, Versions, behind
+from linkmem.store.caches.following import (
+    HopRows,
+    Linked,
+    LoggedAdds,
+    ScopeLog,
+    Versions,
+    behind,
+    link_pairs,
+)
 from linkmem.store.sqlite.entity_cache import hop_links
 
 #: Log rows kept per scope: those of its last this many memory versions (one per add).
@@ -27,17 +36,20 @@ KEEP_VERSIONS = 64
 
 
 def log_adds(
-    store: Any, carried: Iterable[tuple[int, Versions, Versions]], entities: Iterable[str]
+    store: Any,
+    carried: Iterable[tuple[int, Versions, Versions]],
+    entities: Iterable[str],
+    linked: Linked,
 ) -> None:
-    """In the write transaction: a row for each scope carried, with the entities written;
-    the scope's rows older than ``KEEP_VERSIONS`` memory versions go."""
+    """In the write transaction: a row for each scope carried, with the entities written
+    and the links; the scope's rows older than ``KEEP_VERSIONS`` memory versions go."""
     c, db = store.c, store.db
-    written = json.dumps(sorted(entities))
+    written, links = json.dumps(sorted(entities)), json.dumps(link_pairs(linked))
     for scope_id, (was_ent, was_mem), (now_ent, now_mem) in carried:
         db.run(
             f"INSERT INTO {c}_add_log (scope_id, before_ent, before_mem, after_ent, after_mem, "
-            "entities) VALUES (?, ?, ?, ?, ?, ?)",
-            [scope_id, was_ent, was_mem, now_ent, now_mem, written],
+            "entities, links) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [scope_id, was_ent, was_mem, now_ent, now_mem, written, links],
         )
         db.run(
             f"DELETE FROM {c}_add_log WHERE scope_id = ? AND after_mem < ?",
@@ -55,32 +67,37 @@ def catch_up(store: Any, scope_id: int, now: Versions) -> None:
     held = entry.versions
     found = _read(store, scope_id, held, cache.hop_max_links(scope_id, held))
     if found is not None:
-        later, written, hops = found
-        cache.advance(scope_id, held, later, written, hops)
+        later, adds, hops = found
+        cache.advance(scope_id, held, later, adds.entities, hops, adds.linked)
 
 
 def _read(
     store: Any, scope_id: int, held: Versions, max_links: int | None
-) -> tuple[Versions, set[str], HopRows] | None:
-    """The scope's versions now, the entities written since ``held`` and the hop index's
-    rows of them (with ``max_links``), from one snapshot; None when the log does not chain
-    from ``held`` to now."""
+) -> tuple[Versions, LoggedAdds, HopRows] | None:
+    """The scope's versions now, what was written since ``held`` and the hop index's rows
+    of the entities written (with ``max_links``), from one snapshot; None when the log does
+    not chain from ``held`` to now."""
     c, db = store.c, store.db
     log = ScopeLog()
     with db.snapshot():
-        for before_ent, before_mem, after_ent, after_mem, entities in db.rows(
-            f"SELECT before_ent, before_mem, after_ent, after_mem, entities FROM {c}_add_log "
-            "WHERE scope_id = ? AND before_mem >= ? AND before_ent >= ?",
+        for before_ent, before_mem, after_ent, after_mem, entities, links in db.rows(
+            f"SELECT before_ent, before_mem, after_ent, after_mem, entities, links "
+            f"FROM {c}_add_log WHERE scope_id = ? AND before_mem >= ? AND before_ent >= ?",
             [scope_id, held[1], held[0]],
         ):
-            log.steps[(before_ent, before_mem)] = ((after_ent, after_mem), json.loads(entities))
+            pairs = [(m, e) for m, e in json.loads(links)]
+            log.steps[(before_ent, before_mem)] = (
+                (after_ent, after_mem),
+                json.loads(entities),
+                pairs,
+            )
         found = db.rows(f"SELECT ent_version, mem_version FROM {c}_scopes WHERE id = ?", [scope_id])
         log.now = (found[0][0], found[0][1]) if found else None
-        written = log.walk(held)
-        if log.now is None or written is None:
+        adds = log.walk(held)
+        if log.now is None or adds is None:
             return None
         if max_links is None:
-            return log.now, written, None
-        ids = sorted(written)
+            return log.now, adds, None
+        ids = sorted(adds.entities)
         rows = db.rows(hop_links(c, len(ids)), [scope_id, *ids, max(0, max_links)]) if ids else []
-    return log.now, written, (max_links, [(r[0], r[1]) for r in rows])
+    return log.now, adds, (max_links, [(r[0], r[1]) for r in rows])

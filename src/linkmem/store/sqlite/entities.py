@@ -175,7 +175,7 @@ class EntityTables(EntitySearchReads):
                 f"INSERT INTO {self.c}_links (entity, memory, own) VALUES (?, ?, ?) {_OWN_WINS}",
                 [(entities[e], memories[m], int(own)) for m, e in pairs],
             )
-            self.follower.wrote_entities(entities)
+            self.follower.wrote_links(pairs)
             self._links_changed("rowid", list(entities.values()), append=True)
 
     def unlink_memories(self, memory_ids: Sequence[str]) -> list[str]:

@@ -232,6 +232,12 @@ def m008_add_log(c: str) -> list[str]:
     ]
 
 
+def m010_add_log_links(c: str) -> list[str]:
+    """Each logged add's links, (memory id, entity id) pairs as JSON: a reader's lists of
+    the entities linked gain them (``add_log``)."""
+    return [f"ALTER TABLE {c}_add_log ADD COLUMN links TEXT NOT NULL DEFAULT '[]'"]
+
+
 def m009_record_rewrites(c: str) -> list[str]:
     """The collection's count of rewritten memory records (a deleted memory, or one whose
     text, metadata, dates, role, actor or scope changed), kept by triggers in the writing
@@ -261,6 +267,7 @@ MIGRATIONS: list[tuple[str, Callable[[str], list[str]]]] = [
     ("m007_scope_rowid_indexes", m007_scope_rowid_indexes),
     ("m008_add_log", m008_add_log),
     ("m009_record_rewrites", m009_record_rewrites),
+    ("m010_add_log_links", m010_add_log_links),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -10,7 +10,8 @@ repairs and resets) spoils the transaction. The write transaction holds the file
 lock, so nothing else moves the stamp between; just before the commit it is read again with
 the own links of the written entities that the hop index can hold, and after the commit a
 scope whose rewrite counts (``m006``) did not move has its entry carried, without the
-written entities' records and lists.
+written entities' records; their lists gain the memories the transaction linked them to
+(``link`` notes the pairs).
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ class WriteFollower:
         if following is not None:
             following.entities.update(entity_ids)
 
+    def wrote_links(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """An append linked (memory id, entity id) ``pairs``."""
+        following = self._following()
+        if following is not None:
+            following.links(pairs)
+
     def spoil(self) -> None:
         following = self._following()
         if following is not None:
@@ -64,20 +71,24 @@ class WriteFollower:
         if following is None or following.spoiled:
             return
         after = {scope_id: self.stamp(scope_id) for scope_id in following.before}
-        entities = frozenset(following.entities)
+        entities, linked = frozenset(following.entities), following.linked
         carried = [
             (scope_id, was, now, self._hop_rows(scope_id, was, entities))
             for scope_id, was, now in following.carried(after)
         ]
         if carried:
-            log_adds(self._store, [c[:3] for c in carried], entities)  # for others (``add_log``)
-            self._store.db.after_commit(lambda: self._carry(carried, entities))
+            # For other processes (``add_log``).
+            log_adds(self._store, [c[:3] for c in carried], entities, linked)
+            self._store.db.after_commit(lambda: self._carry(carried, entities, linked))
 
     def _carry(
-        self, carried: list[tuple[int, Versions, Versions, HopRows]], entities: frozenset[str]
+        self,
+        carried: list[tuple[int, Versions, Versions, HopRows]],
+        entities: frozenset[str],
+        linked: dict[str, set[str]],
     ) -> None:
         for scope_id, was, now, hops in carried:
-            self._store.entity_cache.advance(scope_id, was, now, entities, hops)
+            self._store.entity_cache.advance(scope_id, was, now, entities, hops, linked)
 
     def _hop_rows(self, scope_id: int, versions: Versions, entities: frozenset[str]) -> HopRows:
         """The own links of ``entities`` that the scope's ``HopIndex`` held at ``versions``
