@@ -10,15 +10,16 @@ takes its links). A link list is kept as rows of the scope's vector matrix at th
 ``mem_version`` (``linkmem.store.vectors.ScopeMatrix``, in row key order, as the SQL orders
 them): the ids are the matrix's, and a hub's links to the candidates are one gather over a
 mask of the candidates' rows. Any write, by this process or another, moves a version on; the
-next search reads what it needs again (lazily: the entities it matched). A process's own add
-carries the entry instead (``advance``; ``postgres.write_follow``, ``sqlite.write_follow``):
-the entities it wrote lose their records, and their lists gain the memories it linked them
-to (by id, turned into rows of the grown matrix by the next search that reads the list:
-an add appends to the matrix, so every row held stays where it was). The hubs' whole
-lists (6.7k links for ~37 hubs a search at 10k memories: 1.4 ms to read, against ~0.5 ms for
-a search's SQL reads of their links to its candidates) are read once the searches at the same
-versions have spent as much on SQL (``LINKS_PER_SEARCH``): a scope written between every few
-searches reads the hubs' links to the candidates in SQL as before.
+next search reads what it needs again (lazily: the entities it matched). An add carries the
+entry instead (``advance``; a process's own through ``write_follow``, another's through the
+log of adds, ``add_log``, on both backends): the entities it wrote lose their records, and
+their lists gain the memories it linked them to (by id, turned into rows of the grown matrix
+by the next search that reads the list: an add appends to the matrix, so every row held
+stays where it was). The hubs' whole lists (6.7k links for ~37 hubs a search at 10k
+memories: 1.4 ms to read, against ~0.5 ms for a search's SQL reads of their links to its
+candidates) are read once the searches at the same versions have spent as much on SQL
+(``LINKS_PER_SEARCH``): a scope updated or deleted from between every few searches reads the
+hubs' links to the candidates in SQL as before.
 
 The second hop (``linkmem.entities.hop``) follows the entities of at most ``hop_max_links``
 own links that its sources own to the other memories owning them. Few entities have two to
@@ -146,7 +147,7 @@ class ScopeEntities:
     versions: Versions
     records: dict[str, EntityRecord] = field(default_factory=dict)
     links: dict[str, np.ndarray] = field(default_factory=dict)  # rows in the scope's matrix
-    # Memories an own add linked to a held list's entity, not yet rows of the matrix.
+    # Memories adds linked to a held list's entity, not yet rows of the matrix.
     pending: dict[str, set[str]] = field(default_factory=dict)
     searches: int = 0  # searches that opened at these versions
     nbytes: int = _SCOPE_BYTES
