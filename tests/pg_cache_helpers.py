@@ -10,7 +10,7 @@ import sys
 import textwrap
 import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -201,7 +201,7 @@ def assert_carried_without(
     after: tuple[int, int],
     max_links: int,
     added: list[str],
-    listed: set[str] = frozenset(),  # type: ignore[assignment]
+    listed: Collection[str] = (),
 ) -> set[str]:
     """The entity cache carried to ``after`` holds no record of the entities linked to the
     memories ``added``; of those ``listed`` (their lists held before the add) the lists wait
@@ -217,8 +217,8 @@ def assert_carried_without(
     cache = store.entity_cache
     assert not cache.lookup(scope_id, after, touched, False)
     entry = cache._entries[scope_id]
-    assert set(entry.links) & touched == listed & touched
-    carried = listed & touched
+    carried = set(listed) & touched
+    assert set(entry.links) & touched == carried
     assert {e: entry.pending[e] for e in carried} == {e: links[e] for e in carried}
     rows = store.db.rows(hop_links(store.t), [max_links, scope_id])
     fresh = HopIndex.of_links(max_links, [(r[2], r[3]) for r in rows if r[2] is not None])
