@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from linkmem.config import RetrievalConfig
+from linkmem.eval.audit import AuditError
 from linkmem.eval.runner import ABLATIONS, DEFAULT_KS, checked_tune, run_locomo
 
 app = typer.Typer(
@@ -114,6 +115,15 @@ def locomo(
             "choose one per fold on the other conversations (repeatable; implies --folds)."
         ),
     ] = None,
+    audit: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            help="An audit of the answer keys (e.g. locomo-dev-audit-errors.json beside the "
+            "data): questions that cite the wrong turns are scored on its correct_evidence.",
+        ),
+    ] = None,
 ) -> None:
     """Recall@k of the evidence turns per category, for each retrieval ablation."""
     from linkmem.eval.report import print_folds, print_report
@@ -126,16 +136,20 @@ def locomo(
         checked_tune(grid, RetrievalConfig())
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="--tune") from e
-    result = run_locomo(
-        path,
-        ks=ks,
-        ablations=names,
-        out=out,
-        limit_conversations=limit_conversations,
-        progress=lambda message: typer.echo(message, err=True),
-        folds=folds,
-        tune=grid,
-    )
+    try:
+        result = run_locomo(
+            path,
+            ks=ks,
+            ablations=names,
+            out=out,
+            limit_conversations=limit_conversations,
+            progress=lambda message: typer.echo(message, err=True),
+            folds=folds,
+            tune=grid,
+            audit=audit,
+        )
+    except AuditError as e:
+        raise typer.BadParameter(str(e), param_hint="--audit") from e
     print_report(result)
     if "folds" in result:
         print_folds(result)

@@ -79,6 +79,12 @@ def print_report(result: Mapping[str, Any], console: Console | None = None) -> N
         f"({setup['questions_without_evidence']} without evidence left out); "
         f"embedder {setup['embedder']}, entities {setup['entities']}"
     )
+    if setup.get("audit"):
+        audit = setup["audit"]
+        console.print(
+            f"Evidence of {audit['questions_corrected']} questions as corrected by the audit "
+            f"{audit['path']}"
+        )
     console.print(legend())
     for k in result["ks"]:
         console.print(recall_table(result, k))

@@ -19,6 +19,7 @@ from typing import Any
 
 from linkmem.components import describe
 from linkmem.config import RetrievalConfig, with_retrieval
+from linkmem.eval.audit import apply_audit, load_audit
 from linkmem.eval.folds import fold_table, tune_folds
 from linkmem.eval.locomo import Conversation, Question, load_locomo
 from linkmem.eval.metrics import aggregate, counts, mean, percentile, recalls
@@ -65,6 +66,7 @@ def run_locomo(
     progress: Progress | None = None,
     folds: bool = False,
     tune: Mapping[str, Sequence[float]] | None = None,
+    audit: str | Path | None = None,
 ) -> dict[str, Any]:
     """Evaluate retrieval on a LoCoMo file; write the result as JSON to ``out`` when given.
 
@@ -72,13 +74,14 @@ def run_locomo(
     ``folds``: add the leave-one-conversation-out table (``result["folds"]``). ``tune``: a
     retrieval constant -> values to try; each value is searched with the full system and
     chosen per fold on the other conversations (``result["tuning"]``; see ``eval.folds``).
+    ``audit``: score questions on an audit's corrected evidence (``eval.audit``).
     """
     started = time.perf_counter()
     ks_sorted = check_ks(ks)
     names = check_ablations(ablations)
     checked_tune(tune, RetrievalConfig())  # unknown names fail before the store is built
     say = progress or (lambda _message: None)
-    conversations = load_locomo(data_path, limit_conversations)
+    conversations, audited = _conversations(data_path, limit_conversations, audit)
     with tempfile.TemporaryDirectory(prefix="linkmem-locomo-") as tmp:
         load_started = time.perf_counter()
         memory = memory_factory(Path(tmp) / "locomo.db")
@@ -86,7 +89,7 @@ def run_locomo(
             _require_entities(memory, names)
             _warm_up(memory)
             load_seconds = time.perf_counter() - load_started
-            setup = _setup(memory, conversations, ks_sorted)
+            setup = {**_setup(memory, conversations, ks_sorted), "audit": audited}
             add = add_conversations(memory, conversations, say)
             results = {
                 name: run_ablation(memory, conversations, name, ks_sorted, say) for name in names
@@ -135,6 +138,17 @@ def run_locomo(
 
         write_json(result, out)
     return result
+
+
+def _conversations(
+    data_path: str | Path, limit: int | None, audit: str | Path | None
+) -> tuple[list[Conversation], dict[str, Any] | None]:
+    """The file's conversations, with ``audit``'s evidence when given, and what it changed."""
+    conversations = load_locomo(data_path, limit)
+    if audit is None:
+        return conversations, None
+    conversations, changed = apply_audit(conversations, load_audit(audit))
+    return conversations, {"path": str(audit), "questions_corrected": changed}
 
 
 def check_ks(ks: Iterable[int]) -> tuple[int, ...]:
