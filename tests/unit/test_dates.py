@@ -43,6 +43,12 @@ def span(a: str, b: str | None = None, any_year: bool = False) -> Span:
         ("What did Ana cook the day before 3 March 2023?", span("2023-03-02")),
         ("What did Ana do three days before June 10, 2023?", span("2023-06-07")),
         ("What did Ana do on Jun 5th, 2023?", span("2023-06-05")),
+        # typed in lower case: month names in full, "may" where it cannot be the verb
+        ("what did nate undergo in april 2022?", span("2022-04-01", "2022-04-30")),
+        ("where was john between august 11 and august 15 2023?", span("2023-08-11", "2023-08-15")),
+        ("which country in the second week of november?", span("2000-11-08", "2000-11-14", True)),
+        ("which spot did joanna visit in may?", span("2000-05-01", "2000-05-31", any_year=True)),
+        ("what happened on 5 may 2023?", span("2023-05-05")),
     ],
 )
 def test_query_span(question: str, expected: Span) -> None:
@@ -50,7 +56,15 @@ def test_query_span(question: str, expected: Span) -> None:
 
 
 @pytest.mark.parametrize(
-    "question", ["When did Melanie paint a sunrise?", "May I ask what Max eats?", "Who is Max?"]
+    "question",
+    [
+        "When did Melanie paint a sunrise?",
+        "May I ask what Max eats?",
+        "Who is Max?",
+        "may i ask what max eats?",
+        "did this may help, and may it last?",
+        "what did you make of the jan sale?",
+    ],
 )
 def test_query_without_a_date(question: str) -> None:
     assert query_span(question) is None
@@ -73,6 +87,9 @@ def test_query_without_a_date(question: str) -> None:
         ("born on June 3rd", span("2022-06-03")),
         ("the invoice of 2021-11-30 is paid", span("2021-11-30")),
         ("a few weeks ago", span("2022-04-11", "2022-04-17")),
+        ("we went camping in july", span("2022-07-01", "2022-07-31")),
+        ("back in may 2019", span("2019-05-01", "2019-05-31")),
+        ("born on june 3rd", span("2022-06-03")),
     ],
 )
 def test_memory_spans(text: str, expected: Span) -> None:
@@ -81,6 +98,7 @@ def test_memory_spans(text: str, expected: Span) -> None:
 
 def test_memory_without_time_expressions() -> None:
     assert memory_spans("I may adopt a dog named Max", THU) == []
+    assert memory_spans("this may help, and may be fun", THU) == []
 
 
 def test_batch_without_anchor_keeps_written_dates_only() -> None:

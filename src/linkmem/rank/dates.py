@@ -2,7 +2,8 @@
 resolved against the memory's own date ("last week" said on 5 May 2022 -> 25 April-1 May).
 
 Pure functions on strings and ``datetime.date``; the batch forms (``memory_spans_batch``)
-take one anchor date per text. Month names count only capitalised ("may" is a verb).
+take one anchor date per text. Month names count capitalised, or in lower case when written in
+full ("in july"); a lower-case "may" only where it cannot be the verb ("may 5", "in may").
 """
 
 from __future__ import annotations
@@ -17,10 +18,17 @@ _MONTHS = (
     "January February March April May June July August September October November December"
 ).split()
 _MONTH_ABBR = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"Sept": 9}
-_MONTH_RE = (
-    r"(?P<m>(?:January|February|March|April|May|June|July|August|September|October|November"
-    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?)"
+_CAPITALISED = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November"
+    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?"
 )
+#: Month names in lower case (chat messages, typed questions): written out in full; "may"
+#: only with a day or a year beside it (``_MONTH_RE``) or after "in", "since", "during",
+#: "until", "early", "late" or "mid", not after the other lead words of ``_LEAD_MONTH_RE``
+#: ("this may help", "and may be late").
+_LOWER = "january|february|march|april|june|july|august|september|october|november|december"
+_MONTH_RE = rf"(?P<m>{_CAPITALISED}|(?:{_LOWER}|may)\b)"
+_LEAD_MONTH_RE = rf"(?P<m>{_CAPITALISED}|(?:{_LOWER})\b)"
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 _WEEKDAY_RE = f"(?P<wd>{'|'.join(_WEEKDAYS)})"
 _NUMBERS = {
@@ -117,6 +125,7 @@ def parse_date(value: str | date | datetime | float | int | None) -> date | None
 
 
 def _month(name: str) -> int:
+    name = name.capitalize()
     return _MONTH_ABBR[name.rstrip(".")[:4] if name.startswith("Sept") else name[:3]]
 
 
@@ -140,8 +149,9 @@ _ABSOLUTE = [
     re.compile(r"\b" + _MONTH_DAY + r"\b"),
     re.compile(
         r"(?i:\b(?:in|since|during|of|by|until|from|early|late|mid-?|this|last|next|before|"
-        r"after|around|between|and|whole|month) )" + _MONTH_RE + r"\b"
+        r"after|around|between|and|whole|month) )" + _LEAD_MONTH_RE + r"\b"
     ),
+    re.compile(r"(?i:\b(?:in|since|during|until|early|late|mid-?) )(?P<m>may)\b"),
     re.compile(r"(?i:\b(?:in|since|during|of|by|until|from|year|early|late|mid-?) )" + _YEAR),
 ]
 
@@ -283,7 +293,8 @@ _RELATIVE: list[tuple[re.Pattern[str], tuple[str, ...], _Resolve]] = [
                 + r"\b", re.I), ("day",), _weekday),
     (re.compile(r"\bon the (?P<d>\d{1,2})(?:st|nd|rd|th)\b", re.I), ("on the ",), _day_of_month),
 ]  # fmt: skip
-_WRITTEN = (*{m[:3] for m in _MONTHS}, "19", "20")  # what a written-out date needs
+#: What a written-out date needs: a month's name (capitalised, or in full) or a year.
+_WRITTEN = (*{m[:3] for m in _MONTHS}, *(m.lower() for m in _MONTHS), "19", "20")
 
 
 def memory_spans(text: str, anchor: date) -> list[Span]:
