@@ -193,6 +193,13 @@ TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
     ("The kombucha was too sour.", set()),
     ("The game server went down during the match.", {("game server", T)}),
     ("My pilates class was cancelled.", {("pilates class", T)}),
+    # places typed in lower case (chat messages); listed names only, the longest first
+    ("we flew to lisbon and then new york", {("lisbon", P), ("new york", P)}),
+    ("i went to paris and rome with my mom", {("paris", P), ("rome", P)}),
+    ("she lives in new zealand now, near auckland", {("new zealand", P), ("auckland", P)}),
+    ("my trip to salt lake city was fun", {("salt lake city", P)}),
+    # ... but not names that are everyday words in lower case
+    ("we had turkey on the good china", set()),
     # holidays and named events, which the NER often files under dates
     ("We lit diyas for Diwali at my aunt's house.", {("Diwali", P)}),
     ("The kids loved Halloween this year.", {("Halloween", P)}),

@@ -2,10 +2,10 @@
 
 Five sources, best first: spaCy NER (with brand + model compounds and holidays it splits
 or files under dates), code-like identifiers, name spans the NER missed (capitalised, or
-lower-case software), quoted text, and topic noun compounds. Each candidate carries its source
-priority (lower wins) and character offsets into the raw text; the extractor resolves
-overlaps (:func:`linkmem.extract.spacy.resolve`). A transcript line's speaker label is split
-off before parsing (:func:`split_speaker`).
+lower-case software and places), quoted text, and topic noun compounds. Each candidate
+carries its source priority (lower wins) and character offsets into the raw text; the
+extractor resolves overlaps (:func:`linkmem.extract.spacy.resolve`). A transcript line's
+speaker label is split off before parsing (:func:`split_speaker`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from linkmem.extract.base import EntityKind
 from linkmem.extract.dialogue import REPLY_OPENERS, is_vocative, strip_greeting
 from linkmem.extract.holidays import holiday_candidates
 from linkmem.extract.openers import Words, common_opener, is_day, is_pronoun, unlabelled_opener
+from linkmem.extract.places import place_candidates
 from linkmem.extract.products import facet_topic, product_candidates, software_candidates
 from linkmem.extract.spans import (
     IDENT,
@@ -66,6 +67,7 @@ def candidates(
         found += product_candidates(doc)
         found += holiday_candidates(doc)
     found += software_candidates(doc, lemmatize, english)
+    found += place_candidates(doc)
     found += quote_candidates(text)
     names = [c for c in found if c.kind is EntityKind.PROPER]
     topics = topic_candidates(doc, amounts, lemmatize)
