@@ -105,3 +105,16 @@ def test_an_audited_run_scores_the_corrected_turns(tmp_path: Path) -> None:
     assert {q: s["ranking"] for q, s in scored.items()} == {
         q: s["ranking"] for q, s in before.items()
     }
+
+
+def test_the_dev_audit_applies_to_the_dev_split() -> None:
+    """The audit shipped beside the LoCoMo dev split (read in place, never copied) is of that
+    file: every entry's question matches, and the beach question moves to Maria's own turn."""
+    data = next((p for p in cli.default_data_candidates() if p.is_file()), None)
+    audit = data.with_name("locomo-dev-audit-errors.json") if data else None
+    if audit is None or not audit.is_file():
+        pytest.skip("the LoCoMo dev split and its audit are not here (not shipped)")
+    conversations, changed = apply_audit(load_locomo(data), load_audit(audit))
+    assert changed == 58
+    beach = conversations[2].questions[5]
+    assert beach.question == "When did Maria go to the beach?" and beach.evidence == ("D3:14",)
