@@ -88,6 +88,8 @@ def test_query_without_a_date(question: str) -> None:
         ("the invoice of 2021-11-30 is paid", span("2021-11-30")),
         ("a few weeks ago", span("2022-04-11", "2022-04-17")),
         ("we went camping in july", span("2022-07-01", "2022-07-31")),
+        ("we met two weeks back", span("2022-04-18", "2022-04-24")),
+        ("the day after tomorrow", span("2022-05-07")),
         ("back in may 2019", span("2019-05-01", "2019-05-31")),
         ("born on june 3rd", span("2022-06-03")),
     ],

@@ -231,7 +231,7 @@ def _relative(m: re.Match[str], anchor: date) -> Span | None:
     word = m.group(0).lower()
     fixed = {"yesterday": -1, "last night": -1, "today": 0, "tonight": 0, "tomorrow": 1,
              "this morning": 0, "this afternoon": 0, "this evening": 0, "earlier today": 0,
-             "the day before yesterday": -2}  # fmt: skip
+             "the day before yesterday": -2, "the day after tomorrow": 2}  # fmt: skip
     if word in fixed:
         return day(anchor + timedelta(days=fixed[word]))
     if word == "the other day":
@@ -241,7 +241,8 @@ def _relative(m: re.Match[str], anchor: date) -> Span | None:
 
 def _ago(m: re.Match[str], anchor: date) -> Span:
     n = _number(m.group("n"))
-    return _shift(anchor, -n if m.group("dir").lower() == "ago" else n, m.group("unit").lower())
+    back = m.group("dir").lower() in ("ago", "back")
+    return _shift(anchor, -n if back else n, m.group("unit").lower())
 
 
 def _named_period(m: re.Match[str], anchor: date) -> Span | None:
@@ -279,11 +280,12 @@ _UNITS = ("day", "week", "month", "year")
 #: Each pattern, the words it needs (a text without them is not searched: regular
 #: expressions are the cost of the time signal) and how it resolves.
 _RELATIVE: list[tuple[re.Pattern[str], tuple[str, ...], _Resolve]] = [
-    (re.compile(r"\b(?:the day before yesterday|yesterday|last night|today|tonight|tomorrow"
+    (re.compile(r"\b(?:the day before yesterday|the day after tomorrow|yesterday|last night"
+                r"|today|tonight|tomorrow"
                 r"|this (?:morning|afternoon|evening)|earlier today|the other day)\b", re.I),
      ("yesterday", "night", "today", "tomorrow", "this ", "other day"), _relative),
-    (re.compile(r"\b" + _NUMBER_RE + r" (?P<unit>day|week|weekend|month|year)s? (?P<dir>ago)\b",
-                re.I), ("ago",), _ago),
+    (re.compile(r"\b" + _NUMBER_RE + r" (?P<unit>day|week|weekend|month|year)s? "
+                r"(?P<dir>ago|back)\b", re.I), ("ago", "back"), _ago),
     (re.compile(r"\b(?P<dir>in) " + _NUMBER_RE + r" (?P<unit>day|week|month|year)s?\b", re.I),
      _UNITS, _ago),
     (re.compile(r"\b(?P<which>this past|last|past|next|this) (?P<unit>week|weekend|month|year"
