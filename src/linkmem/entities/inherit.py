@@ -25,6 +25,7 @@ import re
 from collections import deque
 from collections.abc import Sequence
 
+from linkmem.entities.aliases import Aliases
 from linkmem.extract.base import EntityKind, ExtractedEntity, normalise_key
 
 BACK_REFERENCES: frozenset[str] = frozenset(
@@ -64,37 +65,48 @@ class Inheritance:
     (chunk after chunk: the last ``window`` memories carry over, and whether the last one
     asked). ``replies``: a reply to a question inherits as a back reference does."""
 
-    def __init__(self, window: int, replies: bool = True) -> None:
+    def __init__(self, window: int, replies: bool = True, aliases: bool = True) -> None:
         self.window = max(0, window)
         self.replies = replies
         self.speakers: set[str] = set()
         self.recent: deque[list[ExtractedEntity]] = deque(maxlen=self.window or 1)
         self.asked = False  # the memory before the next one ends with "?"
+        self.aliases = Aliases() if aliases else None
 
     def apply(
         self, texts: Sequence[str], extracted: Sequence[Sequence[ExtractedEntity]]
     ) -> list[list[ExtractedEntity]]:
         """``extracted`` (one list per text) with each back-referring memory's inherited
-        entities appended."""
-        if not self.window:
+        entities appended, then those it calls by an alias (``entities.aliases``)."""
+        if not self.window and self.aliases is None:
             return [list(entities) for entities in extracted]
         from linkmem.extract.rules import split_speaker  # imports spaCy: not at linkmem import
 
         out = []
         for text, entities in zip(texts, extracted, strict=True):
             label, start = split_speaker(text)
-            if label is not None:
-                self.speakers.add(label.key)
-            own = self._names(entities)
+            speaker = label.key if label is not None else None
+            if speaker is not None:
+                self.speakers.add(speaker)
             message = text[start:]
-            inherited: list[ExtractedEntity] = []
-            if refers_back(message) or (self.replies and self.asked):
-                keys = {e.key for e in entities}
-                inherited = [e for e in self._from_recent() if e.key not in keys]
+            keys = {e.key for e in entities}
+            inherited = self._back_references(message, keys)
+            if self.aliases is not None:
+                keys.update(e.key for e in inherited)
+                called = self.aliases.referred(message, speaker)
+                inherited += [e for e in called if e.key not in keys]
+                self.aliases.learn(message, speaker, entities)
             out.append(list(entities) + inherited)
-            self.recent.append(own + inherited)
+            self.recent.append(self._names(entities) + inherited)
             self.asked = asks(message)
         return out
+
+    def _back_references(self, message: str, keys: set[str]) -> list[ExtractedEntity]:
+        if not self.window:
+            return []
+        if refers_back(message) or (self.replies and self.asked):
+            return [e for e in self._from_recent() if e.key not in keys]
+        return []
 
     def _names(self, entities: Sequence[ExtractedEntity]) -> list[ExtractedEntity]:
         return [

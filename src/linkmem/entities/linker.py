@@ -69,7 +69,9 @@ class EntityCollector:
 def write_call_inheritance(config: RetrievalConfig) -> Inheritance:
     """The back-reference state of one write call: a staged batch's chunks share it, so a
     memory at a chunk's edge inherits from the one before it as anywhere else."""
-    return Inheritance(config.entity_inherit_window, config.entity_inherit_replies)
+    return Inheritance(
+        config.entity_inherit_window, config.entity_inherit_replies, config.entity_aliases
+    )
 
 
 def plan_links(
