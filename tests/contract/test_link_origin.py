@@ -210,3 +210,18 @@ def downgrade(memory) -> None:
     for statement in statements:
         run(statement)
     run(f"DELETE FROM linkmem_migrations WHERE name = '{name}' AND collection = '{c}'")
+
+
+#: The first names Sprout with a noun; the second calls him by it (``entities.aliases``).
+DOG = ["We've got a dog! A spaniel cross called Sprout.", "The dog can open the cupboard now."]
+
+
+@pytest.mark.parametrize("aliases", [True, False])
+def test_an_alias_links_as_inherited_and_only_when_on(make_memory, aliases: bool):
+    memory = make_memory(retrieval={"entity_inherit_window": 0, "entity_aliases": aliases})
+    named, called = ids_of(memory.add_batch(DOG, user_id="u"))
+    linked = memory.entity_memories("Sprout", user_id="u")["results"]
+    expected = {named: "own", called: "inherited"} if aliases else {named: "own"}
+    assert {r["id"]: r["link"] for r in linked} == expected
+    assert counts(memory)["Sprout"] == 1
+    assert memory.check()["ok"]
