@@ -15,6 +15,7 @@ from spacy.lang.en.stop_words import STOP_WORDS
 from linkmem.extract import SpacyEntityExtractor, load_pipeline
 from linkmem.extract import lexicon as lx
 from linkmem.extract import spacy as spacy_mod
+from linkmem.extract.dialogue import is_chat_word, is_greeting
 from linkmem.extract.products import english_words
 
 
@@ -69,3 +70,19 @@ def test_software_facet_topic_goes_but_other_compounds_stay() -> None:
         ("staging server", "TOPIC"),
     }
     assert _pairs(extractor, "The nginx server returns a 502.") == {("nginx", "PROPER")}
+
+
+@pytest.mark.parametrize(
+    "word", ["Idk", "LOL", "lmaooo", "Hahaha", "ahah", "lolol", "xD", "Yesss", "Sooo", "Omggg"]
+)
+def test_chat_shorthand_laughs_and_stretched_chat_words(word: str) -> None:
+    assert is_chat_word(word)
+
+
+@pytest.mark.parametrize("word", ["Lisbonnn", "Max", "Ty", "BC", "Hamilton", "He", "Coffee"])
+def test_names_and_other_stretched_words_are_not_chat(word: str) -> None:
+    assert not is_chat_word(word)
+
+
+def test_a_stretched_greeting_is_a_greeting() -> None:
+    assert is_greeting("Heyyy") and is_greeting("thx") and not is_greeting("Hayley")

@@ -200,6 +200,23 @@ TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
     ("my trip to salt lake city was fun", {("salt lake city", P)}),
     # ... but not names that are everyday words in lower case
     ("we had turkey on the good china", set()),
+    # chat shorthand, laughs and stretched words are never names nor topic words, in any case;
+    # emoji are no part of a name or topic; the names beside them stay
+    ("Idk tbh", set()),
+    ("Lmao that's hilarious", set()),
+    ("Ngl i miss college", set()),
+    ("Hbu? how was ur weekend", set()),
+    ("Hahaha yeah we did", set()),
+    ("haha yess!! i finally got the job", set()),
+    ("Yesss finally friday", set()),
+    ("Omggg congrats!!! 🎉🎉", set()),
+    ("Aww that's so sweet 🥺", set()),
+    ("Heyyy Mel! How r u", set()),
+    ("Tbh Deborah makes the best lasagna", {("Deborah", P)}),
+    ("Omg Taylor Swift was amazing lol", {("Taylor Swift", P)}),
+    ("Hahaha the chess club meeting ran late", {("chess club", T)}),
+    ("Luna 🐱 is asleep on the couch", {("Luna", P)}),
+    ("The machine learning course 🔥 starts monday", {("machine learning course", T)}),
     # holidays and named events, which the NER often files under dates
     ("We lit diyas for Diwali at my aunt's house.", {("Diwali", P)}),
     ("The kids loved Halloween this year.", {("Halloween", P)}),

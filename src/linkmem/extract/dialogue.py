@@ -8,8 +8,12 @@ or speaks of the listener ("What made you pick it?") is not about its speaker.
 
 from __future__ import annotations
 
+import re
+
 from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.tokens import Doc, Token
+
+from linkmem.extract import lexicon as lx
 
 #: Words that open a greeting or thanks and are often tagged as part of the following name.
 GREETINGS: frozenset[str] = frozenset(
@@ -29,6 +33,10 @@ FIRST_PERSON: frozenset[str] = frozenset("i me my mine myself we us our ours our
 #: The speaker as subject or owner ("I", "my", "we").
 SELF: frozenset[str] = FIRST_PERSON - {"me", "us"}
 SECOND_PERSON: frozenset[str] = frozenset("you your yours yourself yourselves ya".split())
+#: Laughs typed out: "haha", "hehehe", "ahah", "lolol", "lmaooo", "xD".
+_LAUGH = re.compile(r"^(?=.{4})a?(?:h[aeiu])+h?$|^l(?:o+l)+z?$|^lmf?a+o+$|^rofl+$|^x+d+$")
+#: A letter typed three or more times in a row ("yesss", "heyyy", "sooo").
+_STRETCH = re.compile(r"([a-z])\1{2,}")
 _CLOSING = {",", "!", "?", ".", ";", ":"}
 _FINITE = frozenset({"VBZ", "VBD", "VBP", "MD"})
 _PHRASE_OPENERS = frozenset({"DT", "PRP$", "NNP", "JJ", "CD"})  # "our", "the", "Anna's"
@@ -42,7 +50,7 @@ def strip_greeting(toks: list[Token]) -> list[Token]:
     """Drop leading greeting words (and commas after them) from a name span; a span that is
     only a greeting ("Woah") becomes empty. An introducing "Meet" the tagger read as part of
     the name ("Meet Benji!") goes too."""
-    while toks and (toks[0].lower_ in GREETINGS or toks[0].text == ","):
+    while toks and (is_greeting(toks[0].text) or toks[0].text == ","):
         toks = toks[1:]
     if len(toks) > 1 and toks[0].lower_ in INTRODUCERS:
         toks = toks[1:]
@@ -115,23 +123,26 @@ def _listed(comma: Token) -> bool:
 
 
 def _interjection(tok: Token) -> bool:
-    return tok.lower_ in GREETINGS or tok.pos_ == "INTJ"
+    return is_greeting(tok.text) or tok.pos_ == "INTJ"
 
 
 def says_little(doc: Doc) -> bool:
     """At most ``SMALL_TALK_WORDS`` content words (nouns, names, numbers, verbs, adjectives
-    that are neither stop words nor chat openers): "Haha, of course.", "Keep me posted.",
-    "Wow, that's awesome!". Such a message is not about its speaker, and linking its label
-    let a question that names the wrong person lift that person's small talk over the
-    answer ("What breed is Ines's dog?" when Pablo has the dog). A short message in which
-    the speaker is subject or owner of a thing ("Max and I watched it", "What time is my
-    flight?") is about them; "I feel that." and "Where do I start?" are not."""
+    that are neither stop words, chat shorthand nor chat openers): "Haha, of course.",
+    "Lmao same", "Keep me posted.", "Wow, that's awesome!". Such a message is not about its
+    speaker, and linking its label let a question that names the wrong person lift that
+    person's small talk over the answer ("What breed is Ines's dog?" when Pablo has the
+    dog). A short message in which the speaker is subject or owner of a thing ("Max and I
+    watched it", "What time is my flight?") is about them; "I feel that." and "Where do I
+    start?" are not."""
     content = 0
     of_self = names_a_thing = False
     for tok in doc:
         low = tok.lower_
         of_self |= low in SELF
-        if tok.pos_ in _CONTENT_POS and tok.is_alpha and low not in STOP_WORDS:
+        if tok.pos_ not in _CONTENT_POS or not tok.is_alpha or low in STOP_WORDS:
+            continue
+        if not is_chat_word(low):
             content += low not in REPLY_OPENERS
             names_a_thing |= tok.pos_ in ("NOUN", "PROPN")
     return content <= SMALL_TALK_WORDS and not (of_self and names_a_thing)
@@ -153,3 +164,27 @@ def about_listener(doc: Doc) -> bool:
         statements_of_self |= of_self and not question
         of_you |= not SECOND_PERSON.isdisjoint(words)
     return not statements_of_self and (of_you or (asks and not asks_of_self))
+
+
+def is_greeting(word: str) -> bool:
+    """A greeting or thanks, stretched or not ("Hey", "Heyyy", "thx")."""
+    return not GREETINGS.isdisjoint(_forms(word.lower()))
+
+
+def is_chat_word(word: str) -> bool:
+    """Chat shorthand, a laugh, or a chat or stop word stretched ("Idk", "Lmao", "Hahaha",
+    "Yesss", "Heyyy", "Sooo"): never a name nor a word of a topic. Any other stretched word
+    may still be one ("Lisbonnn")."""
+    low = word.lower()
+    if low in lx.CHAT_SHORTHAND or _LAUGH.match(low):
+        return True
+    stretched = _forms(low) - {low}
+    return any(f in lx.CHAT_SHORTHAND or f in REPLY_OPENERS or f in STOP_WORDS for f in stretched)
+
+
+def _forms(low: str) -> set[str]:
+    """``low`` and, when a letter repeats three or more times, its forms with that letter once
+    and twice ("yesss" -> "yes", "yess")."""
+    if not _STRETCH.search(low):
+        return {low}
+    return {low, _STRETCH.sub(r"\1", low), _STRETCH.sub(r"\1\1", low)}

@@ -178,6 +178,21 @@ CHAT_WORDS: frozenset[str] = frozenset(
     "yum yummy gotcha woo looky lemme gimme dunno y'all y’all ya'll".split()
 )
 
+#: Chat shorthand that never names anything, in any case or position: abbreviations and
+#: interjections of typed chat ("Idk tbh", "Lmao that's hilarious", "Ngl i miss college").
+#: Laughs and stretched words ("hahaha", "yesss") are told by their shape
+#: (``dialogue.is_chat_word``). Words that are also names or common acronyms ("Ty", "BC",
+#: "GM", "DM") are left out.
+CHAT_SHORTHAND: frozenset[str] = frozenset(
+    """
+    idk idc ikr imo imho tbh tbf ngl lmk lmao lmfao rofl smh ttyl brb btw fyi hbu wbu wyd
+    np nvm jk ily ilysm omw rn tmrw tmr thx tysm pls plz srsly ofc obvi obv prolly irl
+    afaik fwiw tho bruh xoxo omg omfg wtf wth nah naw nope yea yeah yah yup yep yas yass
+    ugh ew eww ah ahh aha oh ooh oof ouch welp meh hmm hm huh hehe haha lol aw aww yay
+    woohoo okie okey kk
+    """.split()
+)
+
 #: Words that, before a calendar word, make it a date ("in May", "next Friday").
 TEMPORAL_CUES: frozenset[str] = frozenset(
     """

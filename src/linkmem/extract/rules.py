@@ -17,7 +17,7 @@ from spacy.lang.en.stop_words import STOP_WORDS
 
 from linkmem.extract import lexicon as lx
 from linkmem.extract.base import EntityKind
-from linkmem.extract.dialogue import REPLY_OPENERS, is_vocative, strip_greeting
+from linkmem.extract.dialogue import REPLY_OPENERS, is_chat_word, is_vocative, strip_greeting
 from linkmem.extract.holidays import holiday_candidates
 from linkmem.extract.openers import Words, common_opener, is_day, is_pronoun, unlabelled_opener
 from linkmem.extract.places import place_candidates
@@ -36,6 +36,7 @@ from linkmem.extract.spans import (
     is_name_like,
     is_noise,
     make,
+    not_a_word,
     overlaps,
     sentence_initial,
     span_text,
@@ -128,18 +129,20 @@ def is_bad_single(word: str, *, named: bool = False) -> bool:
     """
     low = word.lower()
     generic = (lx.GENERIC_ROLES, lx.GENERIC_SINGLES, lx.EMPTY_HEADS, lx.TITLES)
-    if len(word) < 2 or any(low in words for words in generic):
+    if len(word) < 2 or any(low in words for words in generic) or is_chat_word(word):
         return True
     is_acronym = word.isupper() and word.isalpha()
     return low in STOP_WORDS and not (named or is_acronym)
 
 
 def _trim(toks: list[Token]) -> list[Token]:
-    """Drop leading determiners/possessives/titles and trailing possessives/punctuation."""
-    while toks and (toks[0].lower_ in lx.LEADING_STRIP or toks[0].is_punct):
+    """Drop leading determiners/possessives/titles and trailing possessives/punctuation, and
+    chat shorthand and symbols at either end ("Omg Taylor Swift lol", "Luna 🐱")."""
+    while toks and (toks[0].lower_ in lx.LEADING_STRIP or toks[0].is_punct or not_a_word(toks[0])):
         toks = toks[1:]
     while toks and (
         toks[-1].tag_ == "POS"
+        or not_a_word(toks[-1])
         or toks[-1].is_punct
         or toks[-1].lower_ in lx.NAME_CONNECTORS
         or _COMMA_NUMBER.match(toks[-1].text)

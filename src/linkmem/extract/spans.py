@@ -9,6 +9,7 @@ from typing import Any
 
 from linkmem.extract import lexicon as lx
 from linkmem.extract.base import EntityKind, normalise_key
+from linkmem.extract.dialogue import is_chat_word
 
 NER, IDENT, NAME, QUOTE, TOPIC = range(5)  # source priorities: lower wins
 
@@ -65,6 +66,8 @@ def is_name_like(tok: Token) -> bool:
         return False
     if word.lower() in lx.GENERIC_ROLES or word.lower() in lx.GENERIC_SINGLES:
         return False
+    if is_chat_word(word):
+        return False
     if word[0].islower():
         return any(c.isupper() for c in word)  # "iPhone", "macOS"
     if not word[0].isupper():
@@ -72,6 +75,11 @@ def is_name_like(tok: Token) -> bool:
     if tok.tag_ in ("NNP", "NNPS") or inner_caps(word):
         return True
     return capitalised_mid_sentence(tok) and tok.pos_ in lx.NAME_POS
+
+
+def not_a_word(tok: Token) -> bool:
+    """Chat shorthand or a symbol ("lol", "idk", an emoji): never part of a name or a topic."""
+    return is_chat_word(tok.text) or not (tok.is_punct or any(c.isalnum() for c in tok.text))
 
 
 def inner_caps(word: str) -> bool:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from linkmem.extract import lexicon as lx
 from linkmem.extract.base import EntityKind
-from linkmem.extract.spans import TOPIC, Candidate, Doc, Token, is_noise
+from linkmem.extract.spans import TOPIC, Candidate, Doc, Token, is_noise, not_a_word
 
 Lemmatize = Callable[[Token], str]
 
@@ -27,7 +27,7 @@ def _split_chunk(chunk: Iterable[Token], blocked: set[int]) -> Iterator[list[Tok
     for tok in chunk:
         joins = tok.text == "-" and group and not (tok.whitespace_ or group[-1].whitespace_)
         breaks = tok.i in blocked or tok.tag_ == "POS" or tok.pos_ in ("CCONJ", "NUM")
-        if breaks or (tok.is_punct and not joins) or tok.is_quote:
+        if breaks or (tok.is_punct and not joins) or tok.is_quote or not_a_word(tok):
             yield group
             group = []
         else:
