@@ -92,6 +92,14 @@ def test_query_without_a_date(question: str) -> None:
         ("the day after tomorrow", span("2022-05-07")),
         ("back in may 2019", span("2019-05-01", "2019-05-31")),
         ("born on june 3rd", span("2022-06-03")),
+        # chat shorthand
+        ("went there yday", span("2022-05-04")),
+        ("see u tmrw!", span("2022-05-06")),
+        ("we met 2 wks ago", span("2022-04-18", "2022-04-24")),
+        ("last wknd was fun", span("2022-04-30", "2022-05-01")),
+        ("next fri works", span("2022-05-06")),
+        ("joined the group last Tues", span("2022-05-03")),
+        ("moved here 3 mos ago", span("2022-02-01", "2022-02-28")),
     ],
 )
 def test_memory_spans(text: str, expected: Span) -> None:
@@ -101,6 +109,7 @@ def test_memory_spans(text: str, expected: Span) -> None:
 def test_memory_without_time_expressions() -> None:
     assert memory_spans("I may adopt a dog named Max", THU) == []
     assert memory_spans("this may help, and may be fun", THU) == []
+    assert memory_spans("This sat on my desk; the sun was out; wait a mo", THU) == []
 
 
 def test_batch_without_anchor_keeps_written_dates_only() -> None:
