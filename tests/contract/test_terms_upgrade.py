@@ -52,6 +52,19 @@ def test_the_reindex_keeps_neighbour_words(make_memory, monkeypatch):
     assert len(found) == 3  # "Porto has bridges" carries its neighbours' "sister"
 
 
+def test_a_version_2_store_reads_chat_shorthand_after_the_reindex(make_memory, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr(terms, "SHORT_FORMS", {})  # version 2 kept "fave" and "pic" as written
+        old = make_memory()
+        old.add_batch(["Porto has bridges", "my fave pic is from Porto"], user_id="u")
+        old.store.set_meta(TERMS_META_KEY, "2")
+        old.close()
+    memory = make_memory()
+    assert memory.check()["ok"]
+    found = memory.search("favorite picture", user_id="u", signals={"dense": False})["results"]
+    assert found[0]["memory"] == "my fave pic is from Porto"
+
+
 def test_a_store_from_a_newer_linkmem_is_refused(make_memory):
     newer = make_memory()
     newer.store.set_meta(TERMS_META_KEY, str(TERMS_VERSION + 1))

@@ -91,6 +91,12 @@ def test_terms_stem_fold_and_drop_stop_words():
     assert query_terms("dog dogs DOG") == ["dog"]
 
 
+def test_chat_shorthand_reads_as_the_word_it_stands_for():
+    assert terms("my fave pic, thx u") == terms("my favorite picture, thanks you")
+    assert terms("bc it was my BDAY") == ["my", "birthday"]  # "because": a stop word
+    assert terms("a moment, mo") == ["moment", "mo"]
+
+
 CORPUS = [
     "the cat sat on the mat",
     "dogs chase cats in the park",
