@@ -1,9 +1,10 @@
 """Contract: ``timestamp`` on add / add_batch sets a memory's ``created_at`` (every backend and
-over HTTP), a bad one writes nothing, and search reads "last week" against it."""
+over HTTP), a bad one writes nothing, and search reads "last week" against it, and a
+question's "yesterday" against today."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
@@ -84,6 +85,23 @@ def test_search_reads_time_against_the_memory_date(memory):
     plain = memory.search(question, user_id="u", signals={"time": False}, explain=True)
     top = plain["results"][0]
     assert top["score"] < results[0]["score"] and top["score_details"]["time_boost"] == 0.0
+
+
+def test_search_reads_a_relative_question_against_today(memory):
+    today = datetime.now(UTC).date()
+    texts = ["I went running by the river", "I went running in the park", "I went running uphill"]
+    ages = [1, 12, 40]  # days
+    memory.add_batch(
+        texts, user_id="u", timestamp=[(today - timedelta(days=n)).isoformat() for n in ages]
+    )
+    for question, expected in (
+        ("Where did I go running yesterday?", texts[0]),
+        ("Where did I go running two weeks ago?", texts[1]),
+    ):
+        results = memory.search(question, user_id="u", explain=True)["results"]
+        assert results[0]["memory"] == expected
+        assert results[0]["score_details"]["time_boost"] > 0
+        assert [r["score_details"]["time_boost"] for r in results[1:]] == [0.0, 0.0]
 
 
 def test_timestamp_with_infer_is_refused(memory):

@@ -56,6 +56,24 @@ def test_query_span(question: str, expected: Span) -> None:
 
 
 @pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What did I say yesterday?", span("2022-05-04")),
+        ("what did we plan for tmrw", span("2022-05-06")),
+        ("Where did I go last week?", span("2022-04-25", "2022-05-01")),
+        ("What did Ana cook three days ago?", span("2022-05-02")),
+        ("What did Ana do last weekend before April 10, 2023?", span("2023-04-08", "2023-04-09")),
+    ],
+)
+def test_query_span_counts_relative_dates_from_today(question: str, expected: Span) -> None:
+    assert query_span(question, THU) == expected
+
+
+def test_query_span_reads_relative_dates_only_given_today() -> None:
+    assert query_span("What did I say yesterday?") is None
+
+
+@pytest.mark.parametrize(
     "question",
     [
         "When did Melanie paint a sunrise?",

@@ -1,10 +1,11 @@
 from dataclasses import replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
 from linkmem import InvalidInput
 from linkmem.config import RetrievalConfig
+from linkmem.rank import dates
 from linkmem.rank import time_boost as tb
 from linkmem.types import MemoryRecord, Scope
 from linkmem.validation import validate_timestamp, validate_timestamps
@@ -38,6 +39,19 @@ def test_range_boosts_own_date_and_resolved_expressions():
     assert boosts["april"] == pytest.approx(CONFIG.time_range_weight)
     assert boosts["hair"] == pytest.approx(CONFIG.time_mention_weight * 6 / 7)  # 25 Apr-1 May
     assert "plain" not in boosts
+
+
+def test_a_relative_question_counts_from_today():
+    asked = tb.query_time("What did I do last week?", today=date(2022, 5, 9))
+    assert asked == tb.QueryTime(span=dates.Span(date(2022, 5, 2), date(2022, 5, 8)), when=False)
+    boosts = tb.time_boosts(asked, RECORDS, CONFIG)
+    assert boosts == {"hair": pytest.approx(CONFIG.time_range_weight)}  # written on 5 May
+
+
+def test_relative_questions_default_to_the_current_utc_date():
+    asked = tb.query_time("What did I say yesterday?")
+    yesterday = datetime.now(UTC).date() - timedelta(days=1)
+    assert asked is not None and asked.span == dates.day(yesterday)
 
 
 def test_when_boosts_memories_with_a_time_expression():

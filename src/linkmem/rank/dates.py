@@ -389,10 +389,12 @@ _OPEN = re.compile(r"\b(?P<dir>by|until|before|after|since) $", re.I)
 _SEASON_YEAR = re.compile(r"\b(?P<s>spring|summer|fall|autumn|winter) (?:of )?" + _YEAR, re.I)
 
 
-def query_span(text: str) -> Span | None:
+def query_span(text: str, today: date | None = None) -> Span | None:
     """The days a question asks about ("between August 11 and August 15 2023", "in April
     2022", "the week before 16 November 2023", "on the Sunday before October 25, 2022",
-    "in May" for any year), or None when it names no date."""
+    "in May" for any year), or None when it names no date. With ``today``, a question that
+    names no date but a relative one asks about the days that points at from ``today``
+    ("What did I say yesterday?", "... last week", "... three days ago")."""
     between = _BETWEEN.search(text)
     if between:
         span = _between(between.group("a"), between.group("b"))
@@ -405,7 +407,8 @@ def query_span(text: str) -> Span | None:
         return Span(date(year, first, 1), month_span(year, last).end)
     found = _absolute_dates(text, None)
     if not found:
-        return None
+        relative = _memory_spans(text, today) if today is not None else ()
+        return min(relative, key=lambda s: s.days) if relative else None
     start, _, span = min(found, key=lambda f: f[2].days)
     return _modified(text[:start], span)
 

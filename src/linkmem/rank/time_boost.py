@@ -3,13 +3,15 @@
 
 A memory's date is its ``created_at`` (``add(..., timestamp=...)`` sets it); its time
 expressions ("two weekends ago", "last year") are resolved against that date
-(``linkmem.rank.dates``). Queries that name no date and ask no "when" are not touched.
+(``linkmem.rank.dates``), and a question's against today ("What did I say yesterday?").
+Queries that name no date and ask no "when" are not touched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from typing import Protocol
 
 from linkmem.config import RetrievalConfig
@@ -45,9 +47,12 @@ class QueryTime:
     when: bool
 
 
-def query_time(query: str) -> QueryTime | None:
-    """The question's time, or None when it names no date and asks no "when"."""
-    span, when = query_span(query), is_when_question(query)
+def query_time(query: str, today: date | None = None) -> QueryTime | None:
+    """The question's time, or None when it names no date and asks no "when". A relative
+    date ("yesterday", "last week") counts from ``today``, by default the current UTC date,
+    the calendar of the memories' ``created_at``."""
+    today = today or datetime.now(UTC).date()
+    span, when = query_span(query, today), is_when_question(query)
     return None if span is None and not when else QueryTime(span, when)
 
 
