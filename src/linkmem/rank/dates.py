@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
+from linkmem.rank.shorthand import TIME_FORMS
+
 _MONTHS = (
     "January February March April May June July August September October November December"
 ).split()
@@ -295,31 +297,20 @@ _RELATIVE: list[tuple[re.Pattern[str], tuple[str, ...], _Resolve]] = [
                 + r"\b", re.I), ("day",), _weekday),
     (re.compile(r"\bon the (?P<d>\d{1,2})(?:st|nd|rd|th)\b", re.I), ("on the ",), _day_of_month),
 ]  # fmt: skip
-#: Chat shorthand for days and units, read as the words it stands for before the patterns
-#: run ("yday", "tmrw", "2 wks ago", "last wknd"); "mo" (a moment, a name) and "ytd" (year to
-#: date) are not read.
-_SHORTHAND = {
-    "yday": "yesterday", "yest": "yesterday", "tmrw": "tomorrow", "tmr": "tomorrow",
-    "tmrow": "tomorrow", "2moro": "tomorrow", "2morrow": "tomorrow", "tonite": "tonight",
-    "2nite": "tonight", "2day": "today", "nite": "night", "wk": "week", "wks": "weeks",
-    "wknd": "weekend", "wknds": "weekends", "wkend": "weekend", "wkends": "weekends",
-    "mos": "months", "mth": "month", "mths": "months", "yr": "year", "yrs": "years",
-}  # fmt: skip
 #: A weekday cut short after "last", "next" or "coming" ("next fri"; not "this sat on").
 _SHORT_WEEKDAYS = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3,
                    "fri": 4, "sat": 5, "sun": 6}  # fmt: skip
-_SHORTHAND_WORD = rf"(?P<word>{'|'.join(_SHORTHAND)})"
+_SHORTHAND_WORD = rf"(?P<word>{'|'.join(TIME_FORMS)})"
 _SHORT_WEEKDAY = rf"(?P<which>last|next|coming) (?P<wd>{'|'.join(_SHORT_WEEKDAYS)})"
 _SHORTHAND_RE = re.compile(rf"\b(?:{_SHORTHAND_WORD}|{_SHORT_WEEKDAY})\b", re.I)
-
-
 #: What a text needs before ``_SHORTHAND_RE`` is run on it (lower case).
 _SHORTHAND_NEEDS = ("yday", "yest", "tmr", "2mo", "nite", "2day", "wk", "mos", "mth", "yr",
                     "last ", "next ", "coming ")  # fmt: skip
 
 
 def _spelt_out(text: str) -> str:
-    """``text`` with chat shorthand for days, units and weekdays written out."""
+    """``text`` with chat shorthand for days, units (``shorthand.TIME_FORMS``) and weekdays
+    written out ("yday", "2 wks ago", "last fri")."""
     lower = text.lower()
     if not any(w in lower for w in _SHORTHAND_NEEDS):
         return text
@@ -328,7 +319,7 @@ def _spelt_out(text: str) -> str:
 
 def _spell(m: re.Match[str]) -> str:
     if m.group("word"):
-        return _SHORTHAND[m.group("word").lower()]
+        return TIME_FORMS[m.group("word").lower()]
     return f"{m.group('which')} {_WEEKDAYS[_SHORT_WEEKDAYS[m.group('wd').lower()]]}"
 
 

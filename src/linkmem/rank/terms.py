@@ -14,6 +14,8 @@ from functools import lru_cache
 
 import snowballstemmer
 
+from linkmem.rank.shorthand import SHORT_FORMS
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _MAX_TERM_CHARS = 40
 
@@ -35,27 +37,9 @@ STOP_WORDS = frozenset(
     through to too under until up very was were what when where which while who whom why
     will with would s t d ll m re ve y also""".split()
 )
-#: Chat shorthand read as the word it stands for, in texts and queries alike: "my fave pic"
-#: is "my favorite picture", "u" is "you", "bc" is "because" (a stop word). Only forms that
-#: stand for one word whatever the context; "mo" (a moment, a name) and "bro" (an address)
-#: are not read.
-SHORT_FORMS = {
-    "pic": "picture", "pics": "pictures", "fave": "favorite", "fav": "favorite",
-    "faves": "favorites", "favs": "favorites", "vid": "video", "vids": "videos",
-    "convo": "conversation", "convos": "conversations", "bday": "birthday",
-    "bdays": "birthdays", "fam": "family", "ppl": "people", "gf": "girlfriend",
-    "bf": "boyfriend", "sis": "sister", "pup": "puppy", "pups": "puppies", "kiddo": "kid",
-    "kiddos": "kids", "doggo": "dog", "vacay": "vacation", "uni": "university",
-    "grad": "graduate", "appt": "appointment", "msg": "message", "msgs": "messages",
-    "info": "information", "mins": "minutes", "hrs": "hours", "yr": "year", "yrs": "years",
-    "wk": "week", "wks": "weeks", "mos": "months", "wknd": "weekend", "yday": "yesterday",
-    "tmrw": "tomorrow", "tonite": "tonight", "nite": "night", "thx": "thanks",
-    "pls": "please", "plz": "please", "u": "you", "ur": "your", "bc": "because",
-    "cuz": "because", "coz": "because", "abt": "about", "b4": "before", "tho": "though",
-}  # fmt: skip
 #: Bumped whenever the terms of a text change (1: person words were stop words; 2: chat
-#: shorthand was a term of its own): a store indexed with an older version has its postings
-#: rebuilt when it is opened (``linkmem.integrity.upgrade_terms``).
+#: shorthand, ``rank.shorthand``, was a term of its own): a store indexed with an older
+#: version has its postings rebuilt when it is opened (``linkmem.integrity.upgrade_terms``).
 TERMS_VERSION = 3
 
 # A snowball stemmer keeps its working word in the instance: two threads sharing one stem each
