@@ -92,9 +92,9 @@ def test_terms_stem_fold_and_drop_stop_words():
 
 
 def test_chat_shorthand_reads_as_the_word_it_stands_for():
-    assert terms("my fave pic, thx u") == terms("my favorite picture, thanks you")
-    assert terms("bc it was my BDAY") == ["my", "birthday"]  # "because": a stop word
-    assert terms("a moment, mo") == ["moment", "mo"]
+    assert terms("my fave pic, thx") == terms("my favorite picture, thanks")
+    assert terms("cuz it was my BDAY") == ["my", "birthday"]  # "because": a stop word
+    assert terms("a moment, mo, in the U.S. or BC") == ["moment", "mo", "u", "bc"]
 
 
 CORPUS = [

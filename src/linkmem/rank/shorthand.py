@@ -3,7 +3,8 @@
 memory (``rank.dates``).
 
 Only forms that stand for one word whatever the context: "mo" (a moment, a name), "bro" (an
-address) and "ytd" (year to date) are not read.
+address), "ytd" (year to date), "u" ("U.S."), "bc" (British Columbia) and "msg" (the additive)
+are not read.
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ SHORT_FORMS: dict[str, str] = TIME_FORMS | {
     "bdays": "birthdays", "fam": "family", "ppl": "people", "gf": "girlfriend",
     "bf": "boyfriend", "sis": "sister", "pup": "puppy", "pups": "puppies", "kiddo": "kid",
     "kiddos": "kids", "doggo": "dog", "vacay": "vacation", "uni": "university",
-    "grad": "graduate", "appt": "appointment", "msg": "message", "msgs": "messages",
-    "info": "information", "thx": "thanks", "pls": "please", "plz": "please", "u": "you",
-    "ur": "your", "bc": "because", "cuz": "because", "coz": "because", "abt": "about",
+    "grad": "graduate", "appt": "appointment", "info": "information", "thx": "thanks",
+    "pls": "please", "plz": "please", "cuz": "because", "coz": "because", "abt": "about",
     "b4": "before", "tho": "though", "mins": "minutes", "hrs": "hours",
 }  # fmt: skip
