@@ -15,7 +15,7 @@ from spacy.lang.en.stop_words import STOP_WORDS
 from linkmem.extract import SpacyEntityExtractor, load_pipeline
 from linkmem.extract import lexicon as lx
 from linkmem.extract import spacy as spacy_mod
-from linkmem.extract.dialogue import is_chat_word, is_greeting
+from linkmem.extract.dialogue import drop_chat_openers, is_chat_word, is_greeting
 from linkmem.extract.products import english_words
 
 
@@ -86,3 +86,20 @@ def test_names_and_other_stretched_words_are_not_chat(word: str) -> None:
 
 def test_a_stretched_greeting_is_a_greeting() -> None:
     assert is_greeting("Heyyy") and is_greeting("thx") and not is_greeting("Hayley")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Ngl Hey Caroline!", "Hey Caroline!"),
+        ("Great. Idk Glad you came", "Great. Glad you came"),
+        ("Lmao, 😂 Max ran", "Max ran"),
+        ("Yeah, Mel! Oof, John, that's sad", "Yeah, Mel! Oof, John, that's sad"),
+        ("I love lol cats", "I love lol cats"),
+        ("Idk tbh", ""),
+    ],
+)
+def test_chat_shorthand_opening_a_sentence_is_dropped_greetings_stay(
+    text: str, expected: str
+) -> None:
+    assert drop_chat_openers(text) == expected

@@ -217,6 +217,13 @@ TABLE: list[tuple[str, set[tuple[str, EntityKind]]]] = [
     ("Hahaha the chess club meeting ran late", {("chess club", T)}),
     ("Luna 🐱 is asleep on the couch", {("Luna", P)}),
     ("The machine learning course 🔥 starts monday", {("machine learning course", T)}),
+    # ... and the word after an opening one is read as the first of its sentence
+    ("Ngl Hey Caroline! Good to talk to you again.", set()),
+    ("Haha Glad you came!", set()),
+    ("Great. Idk Glad you came.", set()),
+    ("Omg Seeing my kids so happy was the best!", set()),
+    ("Lmao Rex stole my sandwich", {("Rex", P)}),
+    ("😂 Max ate my homework", {("Max", P)}),
     # holidays and named events, which the NER often files under dates
     ("We lit diyas for Diwali at my aunt's house.", {("Diwali", P)}),
     ("The kids loved Halloween this year.", {("Halloween", P)}),

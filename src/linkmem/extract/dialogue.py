@@ -37,6 +37,9 @@ SECOND_PERSON: frozenset[str] = frozenset("you your yours yourself yourselves ya
 _LAUGH = re.compile(r"^(?=.{4})a?(?:h[aeiu])+h?$|^l(?:o+l)+z?$|^lmf?a+o+$|^rofl+$|^x+d+$")
 #: A letter typed three or more times in a row ("yesss", "heyyy", "sooo").
 _STRETCH = re.compile(r"([a-z])\1{2,}")
+_WORD_AND_SPACE = re.compile(r"(\S+)(\s*)")
+_CLOSERS = "\"')]”’"
+_EDGE_PUNCTUATION = ".,!?;:\"'()[]…“”‘’"
 _CLOSING = {",", "!", "?", ".", ";", ":"}
 _FINITE = frozenset({"VBZ", "VBD", "VBP", "MD"})
 _PHRASE_OPENERS = frozenset({"DT", "PRP$", "NNP", "JJ", "CD"})  # "our", "the", "Anna's"
@@ -164,6 +167,33 @@ def about_listener(doc: Doc) -> bool:
         statements_of_self |= of_self and not question
         of_you |= not SECOND_PERSON.isdisjoint(words)
     return not statements_of_self and (of_you or (asks and not asks_of_self))
+
+
+def drop_chat_openers(text: str) -> str:
+    """``text`` without the chat shorthand and emoji that open its sentences ("Ngl Hey
+    Caroline!" -> "Hey Caroline!", "Great. Idk Glad you came" -> "Great. Glad you came"): a
+    phone capitalises the word after them as the first of its sentence, and the tagger, the
+    NER and the rules for sentence openers, greetings and addresses read it as one only
+    without them. Only entity texts leave the extractor, so nothing depends on the offsets."""
+    kept: list[str] = []
+    opening = True
+    for match in _WORD_AND_SPACE.finditer(text):
+        word = match.group(1)
+        if opening and _chat_or_symbol(word):
+            continue
+        kept.append(match.group(0))
+        opening = word.rstrip(_CLOSERS).endswith((".", "!", "?"))
+    return "".join(kept)
+
+
+def _chat_or_symbol(word: str) -> bool:
+    """Chat shorthand or a symbol, but not a greeting or reply opener: "Yeah, Mel!" and
+    "Oof, John, that's sad" address their listener, which the rules for addresses read from
+    the "Yeah" and the "Oof"."""
+    core = word.strip(_EDGE_PUNCTUATION)
+    if not any(c.isalnum() for c in core):
+        return True
+    return is_chat_word(core) and not (is_greeting(core) or core.lower() in REPLY_OPENERS)
 
 
 def is_greeting(word: str) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 
 from linkmem.errors import ConfigError
 from linkmem.extract.base import EntityKind, ExtractedEntity, normalise_key
-from linkmem.extract.dialogue import about_listener, says_little
+from linkmem.extract.dialogue import about_listener, drop_chat_openers, says_little
 from linkmem.extract.lexicon import LEADING_STRIP
 from linkmem.extract.pipeline import lemmatizer_for, load_pipeline, pipeline_info, run_lock
 from linkmem.extract.products import english_words, non_noun_words
@@ -58,7 +58,9 @@ class SpacyEntityExtractor:
         if not todo:
             return results
         speakers = [split_speaker(t) for _, t in todo]
-        bodies = [t[start:] for (_, t), (_, start) in zip(todo, speakers, strict=True)]
+        bodies = [
+            drop_chat_openers(t[start:]) for (_, t), (_, start) in zip(todo, speakers, strict=True)
+        ]
         found = self._parse_and_read(bodies, [speaker for speaker, _ in speakers])
         for (i, _), entities in zip(todo, found, strict=True):
             results[i] = entities

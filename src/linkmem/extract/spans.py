@@ -9,7 +9,7 @@ from typing import Any
 
 from linkmem.extract import lexicon as lx
 from linkmem.extract.base import EntityKind, normalise_key
-from linkmem.extract.dialogue import is_chat_word
+from linkmem.extract.dialogue import REPLY_OPENERS, is_chat_word, is_greeting
 
 NER, IDENT, NAME, QUOTE, TOPIC = range(5)  # source priorities: lower wins
 
@@ -92,7 +92,20 @@ def capitalised_mid_sentence(tok: Token) -> bool:
 
 
 def sentence_initial(tok: Token) -> bool:
+    """First in its sentence or line, or after nothing but interjections there ("Haha Glad
+    you came", "Omg, Seeing them was great"): a phone capitalises the word after them as
+    it would the first."""
     if tok.i == 0 or tok.is_sent_start:
         return True
     prev = tok.doc[tok.i - 1]
-    return prev.text in lx.SENTENCE_OPENERS or "\n" in prev.whitespace_
+    return prev.text in lx.SENTENCE_OPENERS or "\n" in prev.whitespace_ or _after_openers(tok)
+
+
+def _after_openers(tok: Token) -> bool:
+    before = tok.doc[tok.sent.start : tok.i]
+    words = [t for t in before if not t.is_punct]
+    return bool(words) and all(_opener(t.text) for t in words)
+
+
+def _opener(word: str) -> bool:
+    return is_greeting(word) or word.lower() in REPLY_OPENERS or is_chat_word(word)
