@@ -73,13 +73,14 @@ def test_software_facet_topic_goes_but_other_compounds_stay() -> None:
 
 
 @pytest.mark.parametrize(
-    "word", ["Idk", "LOL", "lmaooo", "Hahaha", "ahah", "lolol", "xD", "Yesss", "Sooo", "Omggg"]
+    "word",
+    ["Idk", "LOL", "lmaooo", "Hahaha", "ahah", "lolol", "xD", "xx", "Yesss", "Sooo", "Omggg"],
 )
 def test_chat_shorthand_laughs_and_stretched_chat_words(word: str) -> None:
     assert is_chat_word(word)
 
 
-@pytest.mark.parametrize("word", ["Lisbonnn", "Max", "Ty", "BC", "Hamilton", "He", "Coffee"])
+@pytest.mark.parametrize("word", ["Lisbonnn", "Max", "Ty", "BC", "Hamilton", "He", "Coffee", "X"])
 def test_names_and_other_stretched_words_are_not_chat(word: str) -> None:
     assert not is_chat_word(word)
 

@@ -35,6 +35,8 @@ SELF: frozenset[str] = FIRST_PERSON - {"me", "us"}
 SECOND_PERSON: frozenset[str] = frozenset("you your yours yourself yourselves ya".split())
 #: Laughs typed out: "haha", "hehehe", "ahah", "lolol", "lmaooo", "xD".
 _LAUGH = re.compile(r"^(?=.{4})a?(?:h[aeiu])+h?$|^l(?:o+l)+z?$|^lmf?a+o+$|^rofl+$|^x+d+$")
+#: Kisses that sign off a message, in lower case ("Love, Dad x", "see you xx"; not "Malcolm X").
+_KISSES = re.compile(r"^(?:x+|(?:xo)+x?)$")
 #: A letter typed three or more times in a row ("yesss", "heyyy", "sooo").
 _STRETCH = re.compile(r"([a-z])\1{2,}")
 _WORD_AND_SPACE = re.compile(r"(\S+)(\s*)")
@@ -202,11 +204,11 @@ def is_greeting(word: str) -> bool:
 
 
 def is_chat_word(word: str) -> bool:
-    """Chat shorthand, a laugh, or a chat or stop word stretched ("Idk", "Lmao", "Hahaha",
-    "Yesss", "Heyyy", "Sooo"): never a name nor a word of a topic. Any other stretched word
-    may still be one ("Lisbonnn")."""
+    """Chat shorthand, a laugh, kisses, or a chat or stop word stretched ("Idk", "Lmao",
+    "Hahaha", "xx", "Yesss", "Heyyy", "Sooo"): never a name nor a word of a topic. Any other
+    stretched word may still be one ("Lisbonnn")."""
     low = word.lower()
-    if low in lx.CHAT_SHORTHAND or _LAUGH.match(low):
+    if low in lx.CHAT_SHORTHAND or _LAUGH.match(low) or _KISSES.match(word):
         return True
     stretched = _forms(low) - {low}
     return any(f in lx.CHAT_SHORTHAND or f in REPLY_OPENERS or f in STOP_WORDS for f in stretched)
