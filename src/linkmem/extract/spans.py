@@ -102,9 +102,16 @@ def sentence_initial(tok: Token) -> bool:
 
 
 def _after_openers(tok: Token) -> bool:
-    before = tok.doc[tok.sent.start : tok.i]
-    words = [t for t in before if not t.is_punct]
-    return bool(words) and all(_opener(t.text) for t in words)
+    """Only interjections (and punctuation) before ``tok`` in its sentence, one at least;
+    read backwards, so it stops at the first other word."""
+    doc, opened = tok.doc, False
+    for i in range(tok.i - 1, tok.sent.start - 1, -1):
+        if doc[i].is_punct:
+            continue
+        if not _opener(doc[i].text):
+            return False
+        opened = True
+    return opened
 
 
 def _opener(word: str) -> bool:
